@@ -1,0 +1,134 @@
+package luabind
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// ErrBudget is the error a cancelled callback fails with.
+var ErrBudget = errors.New("cancelled: time budget")
+
+// budget is the context.Context a State runs its callbacks under. One
+// budget lives as long as its State and is reused by every callback, so
+// arming it costs no allocation. Frames nest: a callback entered while
+// another one of the same state waits for host work gets a full budget of
+// its own; the waiting frame's clock is stopped while it waits.
+type budget struct {
+	limit time.Duration
+
+	mu       sync.Mutex
+	done     chan struct{}
+	fired    bool
+	timer    *time.Timer
+	frames   []time.Duration // remaining time of each open frame
+	running  bool            // the top frame's clock is ticking
+	deadline time.Time
+}
+
+func newBudget(limit time.Duration) *budget {
+	return &budget{limit: limit, done: make(chan struct{})}
+}
+
+// context.Context, read by the VM at every instruction while set.
+func (b *budget) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (b *budget) Done() <-chan struct{}       { return b.done }
+func (b *budget) Value(any) any               { return nil }
+func (b *budget) Err() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fired {
+		return ErrBudget
+	}
+	return nil
+}
+
+func (b *budget) fire() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fired || !b.running || time.Now().Before(b.deadline) {
+		return // a stale timer from an earlier frame
+	}
+	b.fired = true
+	close(b.done)
+}
+
+// startLocked starts the top frame's clock.
+func (b *budget) startLocked() {
+	rem := b.frames[len(b.frames)-1]
+	b.running = true
+	b.deadline = time.Now().Add(rem)
+	if b.timer == nil {
+		b.timer = time.AfterFunc(rem, b.fire)
+	} else {
+		b.timer.Reset(rem)
+	}
+}
+
+// pauseLocked stops the top frame's clock, keeping what remains.
+func (b *budget) pauseLocked() {
+	if !b.running {
+		return
+	}
+	b.running = false
+	b.timer.Stop()
+	b.frames[len(b.frames)-1] = time.Until(b.deadline)
+}
+
+// enter opens a frame; it reports whether it is the outermost one.
+func (b *budget) enter() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pauseLocked()
+	b.frames = append(b.frames, b.limit)
+	b.startLocked()
+	return len(b.frames) == 1
+}
+
+// exit closes the top frame; it reports whether it was the outermost one.
+// The frame below stays paused until resume.
+func (b *budget) exit() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pauseLocked()
+	b.frames = b.frames[:len(b.frames)-1]
+	if len(b.frames) == 0 && b.fired {
+		b.fired = false
+		b.done = make(chan struct{})
+	}
+	return len(b.frames) == 0
+}
+
+// suspend stops the clock while the script waits for host work.
+func (b *budget) suspend() {
+	b.mu.Lock()
+	b.pauseLocked()
+	b.mu.Unlock()
+}
+
+// resume restarts the clock of the top frame.
+func (b *budget) resume() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.frames) == 0 || b.running {
+		return
+	}
+	if b.frames[len(b.frames)-1] <= 0 {
+		b.running = true
+		b.deadline = time.Now()
+		if !b.fired {
+			b.fired = true
+			close(b.done)
+		}
+		return
+	}
+	b.startLocked()
+}
+
+func (b *budget) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+}

@@ -1,0 +1,93 @@
+package luabind
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// ScriptError is a failure raised by script (or by an engine function on
+// its behalf). Msg carries Lua's position prefix ("file.lua:12: ...").
+type ScriptError struct {
+	Msg string
+	// Value is the raised value when it was not a string (error({...})).
+	Value lua.LValue
+	// Traceback is Lua's stack traceback, when gopher-lua gave one.
+	Traceback string
+	// Cancelled is set when the time budget cancelled the callback.
+	Cancelled bool
+}
+
+func (e *ScriptError) Error() string { return e.Msg }
+
+// Unwrap lets errors.Is(err, ErrBudget) see a cancellation.
+func (e *ScriptError) Unwrap() error {
+	if e.Cancelled {
+		return ErrBudget
+	}
+	return nil
+}
+
+// Call runs fn in ambient a under the time budget, leaving nret results on
+// the stack for the caller to read (Get(-nret)...) and pop. On error the
+// stack is as before the call.
+func (s *State) Call(a Ambient, fn lua.LValue, nret int, args ...lua.LValue) error {
+	L := s.L
+	old := s.ambient
+	s.ambient = a
+	if s.budget.enter() {
+		L.SetContext(s.budget)
+	}
+	err := L.CallByParam(lua.P{Fn: fn, NRet: nret, Protect: true}, args...)
+	cancelled := s.budget.Err() != nil
+	if s.budget.exit() {
+		L.RemoveContext()
+	}
+	s.ambient = old
+	if err != nil {
+		return s.scriptError(err, cancelled)
+	}
+	return nil
+}
+
+func (s *State) scriptError(err error, cancelled bool) error {
+	var api *lua.ApiError
+	if !errors.As(err, &api) {
+		return &ScriptError{Msg: err.Error(), Cancelled: cancelled}
+	}
+	se := &ScriptError{Traceback: api.StackTrace, Cancelled: cancelled}
+	switch v := api.Object.(type) {
+	case lua.LString:
+		se.Msg = string(v)
+	case nil:
+		se.Msg = api.Error()
+	default:
+		se.Value = v
+		se.Msg = "error object: " + lua.LVAsString(s.L.ToStringMeta(v))
+		if t, ok := v.(*lua.LTable); ok {
+			if m, ok := t.RawGetString("message").(lua.LString); ok {
+				se.Msg = string(m)
+			}
+		}
+	}
+	if cancelled && !strings.Contains(se.Msg, ErrBudget.Error()) {
+		se.Msg = fmt.Sprintf("%s (%s)", ErrBudget.Error(), se.Msg)
+	}
+	return se
+}
+
+// Suspend stops the budget's clock while Go code does host work on the
+// script's behalf; Resume restarts it. Funcs declared with Leaves do this
+// automatically.
+func (s *State) Suspend() { s.budget.suspend() }
+
+// Resume restarts the budget's clock after Suspend.
+func (s *State) Resume() { s.budget.resume() }
+
+// Where returns "file:line:" of the script frame that called the current
+// Go function, or "".
+func (s *State) Where() string {
+	return s.L.Where(1)
+}

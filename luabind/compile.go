@@ -1,0 +1,73 @@
+package luabind
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// SyntaxError is a compile failure with its position in the source.
+type SyntaxError struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Line <= 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+// Compile parses and compiles Lua source once. The proto is read-only and
+// may be instantiated in any number of states (NewFunctionFromProto). Its
+// slices are trimmed to their length: gopher-lua's compiler leaves them at
+// a capacity of 1024, which a cached proto would keep alive.
+func Compile(file string, src []byte) (*lua.FunctionProto, error) {
+	chunk, err := parse.Parse(bytes.NewReader(src), file)
+	if err != nil {
+		var pe *parse.Error
+		if errors.As(err, &pe) {
+			msg := strings.TrimSpace(pe.Message)
+			if pe.Token != "" {
+				msg = fmt.Sprintf("%s near '%s'", msg, pe.Token)
+			}
+			line := pe.Pos.Line
+			if line == parse.EOF {
+				line = 0
+				msg += " at the end of the file"
+			}
+			return nil, &SyntaxError{File: file, Line: line, Col: pe.Pos.Column, Msg: msg}
+		}
+		return nil, &SyntaxError{File: file, Msg: strings.TrimSpace(err.Error())}
+	}
+	proto, err := lua.Compile(chunk, file)
+	if err != nil {
+		return nil, &SyntaxError{File: file, Msg: strings.TrimSpace(err.Error())}
+	}
+	trim(proto)
+	return proto, nil
+}
+
+func trim(p *lua.FunctionProto) {
+	p.Code = append([]uint32(nil), p.Code...)
+	p.Constants = append([]lua.LValue(nil), p.Constants...)
+	p.DbgSourcePositions = append([]int(nil), p.DbgSourcePositions...)
+	p.DbgLocals = append([]*lua.DbgLocalInfo(nil), p.DbgLocals...)
+	p.DbgCalls = append([]lua.DbgCall(nil), p.DbgCalls...)
+	p.DbgUpvalues = append([]string(nil), p.DbgUpvalues...)
+	p.FunctionPrototypes = append([]*lua.FunctionProto(nil), p.FunctionPrototypes...)
+	for _, c := range p.FunctionPrototypes {
+		trim(c)
+	}
+}
+
+// Load instantiates a compiled proto as a function of this state.
+func (s *State) Load(p *lua.FunctionProto) *lua.LFunction {
+	return s.L.NewFunctionFromProto(p)
+}

@@ -1,0 +1,205 @@
+package luabind
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// maxDepth bounds nesting in plain data (and catches cycles).
+const maxDepth = 64
+
+// ToLua converts plain Go data into a Lua value of this state. Numbers of
+// any Go numeric type become Lua numbers; []any and []string become lists;
+// map[string]any and map[string]string become tables. An empty list gets
+// the list marker so it converts back as a list.
+func (s *State) ToLua(v any) lua.LValue {
+	switch x := v.(type) {
+	case nil:
+		return lua.LNil
+	case bool:
+		return lua.LBool(x)
+	case float64:
+		return lua.LNumber(x)
+	case int:
+		return lua.LNumber(x)
+	case int64:
+		return lua.LNumber(x)
+	case float32:
+		return lua.LNumber(x)
+	case int32:
+		return lua.LNumber(x)
+	case uint64:
+		return lua.LNumber(x)
+	case string:
+		return lua.LString(x)
+	case []any:
+		t := s.L.CreateTable(len(x), 0)
+		for _, e := range x {
+			t.Append(s.ToLua(e))
+		}
+		if len(x) == 0 {
+			t.Metatable = s.ListMeta
+		}
+		return t
+	case []string:
+		t := s.L.CreateTable(len(x), 0)
+		for _, e := range x {
+			t.Append(lua.LString(e))
+		}
+		if len(x) == 0 {
+			t.Metatable = s.ListMeta
+		}
+		return t
+	case map[string]any:
+		t := s.L.CreateTable(0, len(x))
+		for k, e := range x {
+			t.RawSetString(k, s.ToLua(e))
+		}
+		return t
+	case map[string]string:
+		t := s.L.CreateTable(0, len(x))
+		for k, e := range x {
+			t.RawSetString(k, lua.LString(e))
+		}
+		return t
+	case lua.LValue:
+		return x
+	}
+	return lua.LString(fmt.Sprint(v))
+}
+
+// NewList returns an empty table marked as a list.
+func (s *State) NewList() *lua.LTable {
+	t := s.L.NewTable()
+	t.Metatable = s.ListMeta
+	return t
+}
+
+// DataError says where a value is not plain data.
+type DataError struct {
+	Path string
+	Msg  string
+}
+
+func (e *DataError) Error() string { return e.Path + ": " + e.Msg }
+
+// FromLua converts a Lua value into plain Go data. A table whose keys are
+// exactly 1..n (n >= 1) is a list; an empty table is a list when it carries
+// the list marker, else a map. Other number keys of a map become decimal
+// strings. Functions, userdata, threads and boolean keys are errors.
+func (s *State) FromLua(v lua.LValue) (any, error) {
+	return s.fromLua(v, "value", 0)
+}
+
+func (s *State) fromLua(v lua.LValue, path string, depth int) (any, error) {
+	switch x := v.(type) {
+	case *lua.LNilType:
+		return nil, nil
+	case lua.LBool:
+		return bool(x), nil
+	case lua.LNumber:
+		return float64(x), nil
+	case lua.LString:
+		return string(x), nil
+	case *lua.LTable:
+		if depth >= maxDepth {
+			return nil, &DataError{path, fmt.Sprintf("nested deeper than %d (a cycle?)", maxDepth)}
+		}
+		return s.tableFromLua(x, path, depth)
+	}
+	return nil, &DataError{path, "not plain data: " + TypeName(v)}
+}
+
+func (s *State) tableFromLua(t *lua.LTable, path string, depth int) (any, error) {
+	n := t.Len()
+	count := 0
+	isList := true
+	var bad error
+	t.ForEach(func(k, _ lua.LValue) {
+		count++
+		if num, ok := k.(lua.LNumber); ok {
+			if f := float64(num); f != math.Trunc(f) || f < 1 || f > float64(n) {
+				isList = false
+			}
+			return
+		}
+		isList = false
+		if _, ok := k.(lua.LString); !ok && bad == nil {
+			bad = &DataError{path, "a table key must be a string or a number, got " + TypeName(k)}
+		}
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	if count == 0 {
+		if t.Metatable == s.ListMeta {
+			return []any{}, nil
+		}
+		return map[string]any{}, nil
+	}
+	if isList && count == n {
+		out := make([]any, n)
+		for i := 1; i <= n; i++ {
+			e, err := s.fromLua(t.RawGetInt(i), path+"["+strconv.Itoa(i)+"]", depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i-1] = e
+		}
+		return out, nil
+	}
+	out := make(map[string]any, count)
+	var err error
+	t.ForEach(func(k, e lua.LValue) {
+		if err != nil {
+			return
+		}
+		var key string
+		switch kk := k.(type) {
+		case lua.LString:
+			key = string(kk)
+		case lua.LNumber:
+			key = strconv.FormatFloat(float64(kk), 'g', -1, 64)
+		}
+		var g any
+		g, err = s.fromLua(e, path+"."+key, depth+1)
+		out[key] = g
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Copy returns a deep copy of plain data within this state; functions and
+// other non-data values are shared, not copied. Cycles are cut at maxDepth.
+func (s *State) Copy(v lua.LValue) lua.LValue {
+	return s.copy(v, 0)
+}
+
+func (s *State) copy(v lua.LValue, depth int) lua.LValue {
+	t, ok := v.(*lua.LTable)
+	if !ok || depth >= maxDepth {
+		return v
+	}
+	c := s.L.CreateTable(t.Len(), 0)
+	t.ForEach(func(k, e lua.LValue) {
+		c.RawSet(k, s.copy(e, depth+1))
+	})
+	c.Metatable = t.Metatable
+	return c
+}
+
+// SortedKeys returns a map's keys in order (for deterministic output).
+func SortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,28 @@
+// Package luabind owns attune's Lua states: one sandboxed *lua.LState per
+// registry, the ambients that say what a piece of script may call, the one
+// choke point every script-visible engine function passes through, the time
+// budget every callback runs under, and the conversion of plain data between
+// Go and Lua.
+//
+// Concepts:
+//
+//   - State: one Lua interpreter with the sandbox of SPEC R1.11 (base,
+//     string, table and math; dofile, loadfile, binary chunks,
+//     collectgarbage, module, getfenv, setfenv, newproxy, _printregs and
+//     string.dump removed; print routed to the host's logger; math.random
+//     seeded per state). A State is not safe for concurrent use: the engine
+//     serializes access to it.
+//   - Ambient: Register (a program's top level), Callback (dispatch, methods,
+//     subscriptions, commands) or Reducer (pure folds). A State is always in
+//     exactly one ambient while script runs.
+//   - Func: a script-visible engine function declared as data (its dotted
+//     name, the ambients that allow it, whether it leaves the script for host
+//     work). Install puts a set of Funcs into a State; the dispatch wrapper is
+//     the single place that enforces ambients and the time budget.
+//   - Budget: a callback that runs past its limit is cancelled with
+//     "cancelled: time budget"; time spent outside the script (host tools,
+//     nested chains, method calls) is not counted against it.
+//   - Plain data: nil, boolean, number (float64), string, list ([]any) and
+//     map (map[string]any). ToLua and FromLua convert exactly; an empty list
+//     keeps its list-ness through a marker metatable.
+package luabind

@@ -1,0 +1,140 @@
+package luabind
+
+import (
+	"fmt"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Func is one script-visible engine function, declared as data. Every
+// call goes through the same wrapper (see Install): the ambient check, the
+// budget's pause for host work, then Fn.
+type Func struct {
+	// Name in the Scheme spelling: "define/tool", "call/method", "notify".
+	// The Lua name replaces "/" with "." ("define.tool").
+	Name string
+	// Ambients that allow the call.
+	Ambients Ambient
+	// Register marks a register form (R1.4's error text).
+	Register bool
+	// Leaves marks a function that does host work (runs other chains, calls
+	// the host, the store): the budget's clock stops while it runs.
+	Leaves bool
+	// Fn does the work. Arguments are at 1..GetTop() of s.L.
+	Fn func(s *State) int
+}
+
+// LuaName is the dotted name scripts call.
+func (f *Func) LuaName() string { return strings.ReplaceAll(f.Name, "/", ".") }
+
+// AmbientError is the text of a call made where its ambient forbids it.
+func AmbientError(f *Func, a Ambient) string {
+	if a == Reducer {
+		return fmt.Sprintf("%s is not available in the reducer ambient", f.Name)
+	}
+	if f.Register {
+		return fmt.Sprintf("register form %s outside the register ambient (%s)", f.Name, a)
+	}
+	return fmt.Sprintf("%s is not available in the %s ambient", f.Name, a)
+}
+
+// Install makes funcs callable from the state's script, as globals or as
+// fields of global tables ("define/tool" is define.tool).
+func (s *State) Install(funcs []*Func) {
+	L := s.L
+	for _, f := range funcs {
+		fn := L.NewFunction(s.wrap(f))
+		parts := strings.Split(f.LuaName(), ".")
+		t := L.G.Global
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := t.RawGetString(p).(*lua.LTable)
+			if !ok {
+				next = L.NewTable()
+				t.RawSetString(p, next)
+			}
+			t = next
+		}
+		t.RawSetString(parts[len(parts)-1], fn)
+	}
+}
+
+// wrap is the choke point: every engine function passes through it.
+func (s *State) wrap(f *Func) lua.LGFunction {
+	if f.Leaves {
+		return func(L *lua.LState) int {
+			if s.ambient&f.Ambients == 0 {
+				L.RaiseError("%s", AmbientError(f, s.ambient))
+			}
+			s.budget.suspend()
+			defer s.budget.resume()
+			return f.Fn(s)
+		}
+	}
+	return func(L *lua.LState) int {
+		if s.ambient&f.Ambients == 0 {
+			L.RaiseError("%s", AmbientError(f, s.ambient))
+		}
+		return f.Fn(s)
+	}
+}
+
+// ArgError raises "NAME: argument N: msg" at the script's position.
+func (s *State) ArgError(name string, n int, format string, args ...any) {
+	s.L.RaiseError("%s: argument %d: %s", name, n, fmt.Sprintf(format, args...))
+}
+
+// CheckString returns argument n as a string or raises a clear error.
+func (s *State) CheckString(name string, n int) string {
+	v := s.L.Get(n)
+	if str, ok := v.(lua.LString); ok {
+		return string(str)
+	}
+	s.ArgError(name, n, "want a string, got %s", TypeName(v))
+	return ""
+}
+
+// CheckFunction returns argument n as a function or raises.
+func (s *State) CheckFunction(name string, n int) *lua.LFunction {
+	v := s.L.Get(n)
+	if fn, ok := v.(*lua.LFunction); ok {
+		return fn
+	}
+	s.ArgError(name, n, "want a function, got %s", TypeName(v))
+	return nil
+}
+
+// OptTable returns argument n as a table, nil when absent, or raises.
+func (s *State) OptTable(name string, n int) *lua.LTable {
+	v := s.L.Get(n)
+	switch t := v.(type) {
+	case *lua.LTable:
+		return t
+	case *lua.LNilType:
+		return nil
+	}
+	s.ArgError(name, n, "want an options table, got %s", TypeName(v))
+	return nil
+}
+
+// TypeName names a Lua value's type in the words of plain data.
+func TypeName(v lua.LValue) string {
+	switch t := v.(type) {
+	case *lua.LNilType:
+		return "nil"
+	case lua.LBool:
+		return "boolean"
+	case lua.LNumber:
+		return "number"
+	case lua.LString:
+		return "string"
+	case *lua.LTable:
+		if t.MaxN() > 0 {
+			return "list"
+		}
+		return "table"
+	case *lua.LFunction:
+		return "function"
+	}
+	return v.Type().String()
+}

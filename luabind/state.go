@@ -1,0 +1,200 @@
+package luabind
+
+import (
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Ambient says what a piece of script may call right now.
+type Ambient uint8
+
+const (
+	// Register is a program's top level: register forms record declarations.
+	Register Ambient = 1 << iota
+	// Callback is tool dispatch, boundaries, methods, subscriptions, commands.
+	Callback
+	// Reducer is a pure fold: no proposals, calls or notes.
+	Reducer
+)
+
+// AnyAmbient allows a Func everywhere.
+const AnyAmbient = Register | Callback | Reducer
+
+func (a Ambient) String() string {
+	switch a {
+	case Register:
+		return "register"
+	case Callback:
+		return "callback"
+	case Reducer:
+		return "reducer"
+	}
+	return "none"
+}
+
+// Options configure a new State. The zero value is usable.
+type Options struct {
+	// Budget is the time a callback (or a top level) may run; default 1s.
+	Budget time.Duration
+	// Seed seeds math.random for this state.
+	Seed uint64
+	// Print receives what the script prints; nil drops it.
+	Print func(string)
+}
+
+// State is one sandboxed Lua interpreter. Not safe for concurrent use.
+type State struct {
+	L       *lua.LState
+	ambient Ambient
+	budget  *budget
+	// ListMeta marks tables that are lists even when empty.
+	ListMeta *lua.LTable
+	// Owner is the engine's object this state belongs to (its registry).
+	Owner any
+	rng   *rand.Rand
+	print func(string)
+}
+
+// maxRep bounds string.rep's result: a single built-in call cannot be
+// interrupted by the budget, so its input must be bounded (PERFORMANCE.md).
+const maxRep = 16 << 20
+
+// NewState builds a sandboxed state per SPEC R1.11.
+func NewState(o Options) *State {
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:        true,
+		CallStackSize:       200,
+		RegistrySize:        256,
+		RegistryMaxSize:     1 << 20,
+		RegistryGrowStep:    256,
+		MinimizeStackMemory: true,
+	})
+	if o.Budget <= 0 {
+		o.Budget = time.Second
+	}
+	s := &State{L: L, ambient: Register, budget: newBudget(o.Budget), print: o.Print}
+	s.rng = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	g := L.G.Global
+	for _, name := range []string{"dofile", "loadfile", "collectgarbage", "module", "getfenv", "setfenv",
+		"newproxy", "_printregs", "require", "_GOPHER_LUA_VERSION"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	// gopher-lua registers package.loaded tables even without the package lib.
+	L.SetField(L.Get(lua.RegistryIndex), "_LOADED", L.NewTable())
+	baseLoadstring := g.RawGetString("loadstring").(*lua.LFunction)
+	load := L.NewFunction(func(L *lua.LState) int {
+		if strings.HasPrefix(L.CheckString(1), "\x1bLua") {
+			L.RaiseError("binary chunks are not allowed")
+		}
+		src, name := L.Get(1), L.Get(2)
+		L.Push(baseLoadstring)
+		L.Push(src)
+		L.Push(name)
+		L.Call(2, 2)
+		return 2
+	})
+	g.RawSetString("loadstring", load)
+	g.RawSetString("load", L.NewFunction(func(L *lua.LState) int {
+		// Only text chunks given as strings: a reader function could hand
+		// over a binary chunk piece by piece.
+		if _, ok := L.Get(1).(lua.LString); !ok {
+			L.RaiseError("load takes a string of Lua text here")
+		}
+		src, name := L.Get(1), L.Get(2)
+		L.Push(load)
+		L.Push(src)
+		L.Push(name)
+		L.Call(2, 2)
+		return 2
+	}))
+	g.RawSetString("print", L.NewFunction(func(L *lua.LState) int {
+		if s.print == nil {
+			return 0
+		}
+		parts := make([]string, L.GetTop())
+		for i := range parts {
+			parts[i] = L.ToStringMeta(L.Get(i + 1)).String()
+		}
+		s.print(strings.Join(parts, "\t"))
+		return 0
+	}))
+	str := g.RawGetString("string").(*lua.LTable)
+	str.RawSetString("dump", lua.LNil)
+	rep := str.RawGetString("rep").(*lua.LFunction)
+	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		n := L.CheckInt(2)
+		if n > 0 && int64(len(L.CheckString(1)))*int64(n) > maxRep {
+			L.RaiseError("string.rep: result over %d bytes", maxRep)
+		}
+		str, count := L.Get(1), L.Get(2)
+		L.Push(rep)
+		L.Push(str)
+		L.Push(count)
+		L.Call(2, 1)
+		return 1
+	}))
+	// The string metatable's __index is the string table itself, so
+	// ("x"):dump() is gone too.
+	m := g.RawGetString("math").(*lua.LTable)
+	m.RawSetString("random", L.NewFunction(s.mathRandom))
+	m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+		seed := uint64(L.CheckInt64(1))
+		s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		return 0
+	}))
+	s.ListMeta = L.NewTable()
+	s.ListMeta.RawSetString("__attune_list", lua.LTrue)
+	return s
+}
+
+func (s *State) mathRandom(L *lua.LState) int {
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(s.rng.Float64()))
+	case 1:
+		n := L.CheckInt(1)
+		if n < 1 {
+			L.ArgError(1, "interval is empty")
+		}
+		L.Push(lua.LNumber(s.rng.IntN(n) + 1))
+	default:
+		lo, hi := L.CheckInt(1), L.CheckInt(2)
+		if hi < lo {
+			L.ArgError(2, "interval is empty")
+		}
+		L.Push(lua.LNumber(s.rng.IntN(hi-lo+1) + lo))
+	}
+	return 1
+}
+
+// Ambient returns the state's current ambient.
+func (s *State) Ambient() Ambient { return s.ambient }
+
+// SetAmbient switches the ambient and returns the previous one.
+func (s *State) SetAmbient(a Ambient) Ambient {
+	old := s.ambient
+	s.ambient = a
+	return old
+}
+
+// Close releases the interpreter.
+func (s *State) Close() {
+	s.budget.close()
+	s.L.Close()
+}
