@@ -1,0 +1,552 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SQLite is the embedded Store: one SQLite file (with its -wal and -shm
+// companions) in WAL mode with synchronous=FULL, so every commit is on disk
+// before it returns (R5.10).
+//
+// Writes go through a single connection and begin with BEGIN IMMEDIATE: in
+// one process they queue for that connection, and across processes sharing
+// the file they wait for the write lock (up to the busy timeout), so two
+// appenders at the same expected length serialize and the second sees
+// ErrStale. Reads use a small pool of read-only connections that WAL lets run
+// beside the writer.
+//
+// A SQLite is safe for concurrent use, also by several processes.
+type SQLite struct {
+	path string
+	w    *sql.DB // one connection; every write
+	r    *sql.DB // read-only connections
+
+	// Prepared on w, reused inside transactions (Tx.Stmt finds them).
+	wLength, wGetCall, wInsertEntry, wInsertCall *sql.Stmt
+	// Prepared on r.
+	rRead, rLength, rGetCall, rGetBlob, rGetRecord *sql.Stmt
+}
+
+var _ Store = (*SQLite)(nil)
+
+const (
+	// sqliteApplicationID marks a SQLite file as an attune store
+	// (PRAGMA application_id, "attu").
+	sqliteApplicationID = 0x61747475
+	// sqliteSchemaVersion is the schema this code reads and writes
+	// (PRAGMA user_version).
+	sqliteSchemaVersion = 1
+	// sqliteBusyTimeoutMS is how long a connection waits for a lock another
+	// process holds before giving up.
+	sqliteBusyTimeoutMS = 30000
+)
+
+var sqliteSchema = []string{
+	`CREATE TABLE blobs (
+		sha  TEXT PRIMARY KEY,
+		data BLOB NOT NULL
+	) STRICT`,
+	`CREATE TABLE records (
+		kind  TEXT NOT NULL,
+		key   TEXT NOT NULL,
+		value BLOB NOT NULL,
+		PRIMARY KEY (kind, key)
+	) STRICT`,
+	`CREATE TABLE logs (
+		log  TEXT NOT NULL,
+		seq  INTEGER NOT NULL,
+		data BLOB NOT NULL,
+		PRIMARY KEY (log, seq)
+	) STRICT`,
+	`CREATE TABLE calls (
+		log      TEXT NOT NULL,
+		id       TEXT NOT NULL,
+		input    BLOB NOT NULL,
+		result   BLOB NOT NULL,
+		revision INTEGER NOT NULL,
+		PRIMARY KEY (log, id)
+	) STRICT`,
+}
+
+// sqliteMagic opens every SQLite database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// OpenSQLite opens the SQLite store at path, creating the file (mode 0600)
+// and its parent folders (mode 0700) when missing, and the schema when the
+// file is new. A file that is not an attune store (not SQLite at all, or the
+// database of another program) is refused with an error that says so, and
+// is left as it was.
+func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+	if path == "" {
+		return nil, errors.New("store: no SQLite file named")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if err := sqliteCheckFile(path, abs); err != nil {
+		return nil, err
+	}
+
+	s := &SQLite{path: path}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+
+	// The writer. journal_mode is not set here: it changes the file, and
+	// the file is not known to be ours until sqliteInit has looked.
+	s.w, err = sql.Open("sqlite", sqliteDSN(abs, "&_txlock=immediate"))
+	if err != nil {
+		return nil, s.openError(err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+	if err := s.init(ctx); err != nil {
+		return nil, err
+	}
+
+	s.r, err = sql.Open("sqlite", sqliteDSN(abs, "&_pragma=query_only(1)"))
+	if err != nil {
+		return nil, s.openError(err)
+	}
+	readers := max(4, runtime.GOMAXPROCS(0))
+	s.r.SetMaxOpenConns(readers)
+	s.r.SetMaxIdleConns(readers)
+	if err := s.r.PingContext(ctx); err != nil {
+		return nil, s.openError(err)
+	}
+	if err := s.prepare(ctx); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// sqliteDSN is the modernc.org/sqlite data source for the file at abs: a
+// URI (so that no character of the path is taken for a parameter) with the
+// per-connection settings.
+func sqliteDSN(abs, extra string) string {
+	u := url.URL{Path: filepath.ToSlash(abs)}
+	return "file:" + u.EscapedPath() +
+		fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=synchronous(FULL)", sqliteBusyTimeoutMS) + extra
+}
+
+// sqliteCheckFile refuses, before SQLite touches it, a file that exists and
+// does not start as a SQLite database does, and creates a missing file with
+// mode 0600 (SQLite gives its -wal and -shm files the same mode).
+func sqliteCheckFile(path, abs string) error {
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("store: %w", err)
+	}
+	f, err = os.Open(abs)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if info.IsDir() {
+		return notAttuneStore(path, "a directory")
+	}
+	head := make([]byte, len(sqliteMagic))
+	n, err := io.ReadFull(f, head)
+	if n == 0 && (err == io.EOF || err == nil) {
+		return nil // empty: SQLite makes it a database
+	}
+	if !bytes.Equal(head[:n], sqliteMagic) {
+		return notAttuneStore(path, "file is not a database")
+	}
+	return nil
+}
+
+func notAttuneStore(path, why string) error {
+	return fmt.Errorf("store: %s is not an attune SQLite store (%s); move it away or set engine.store to another file", path, why)
+}
+
+// openError turns an error met while opening into one that names the file,
+// and SQLite's SQLITE_NOTADB into the refusal sqliteCheckFile gives.
+func (s *SQLite) openError(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_NOTADB {
+		return notAttuneStore(s.path, "file is not a database")
+	}
+	return fmt.Errorf("store: open %s: %w", s.path, err)
+}
+
+// init checks that the file is empty or an attune store, creates the schema
+// in an empty one, and turns WAL on.
+func (s *SQLite) init(ctx context.Context) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.openError(err)
+	}
+	defer tx.Rollback()
+	var appID, version, objects int64
+	if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
+		return s.openError(err)
+	}
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return s.openError(err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects); err != nil {
+		return s.openError(err)
+	}
+	switch {
+	case appID == sqliteApplicationID && version == sqliteSchemaVersion:
+		// Ours, current.
+	case appID == sqliteApplicationID && version > sqliteSchemaVersion:
+		return fmt.Errorf("store: %s has schema version %d, newer than this attune reads (%d)", s.path, version, sqliteSchemaVersion)
+	case appID == sqliteApplicationID:
+		return fmt.Errorf("store: %s has schema version %d, which this attune cannot read", s.path, version)
+	case appID == 0 && version == 0 && objects == 0:
+		for _, stmt := range sqliteSchema {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return s.openError(err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, sqliteApplicationID)); err != nil {
+			return s.openError(err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, sqliteSchemaVersion)); err != nil {
+			return s.openError(err)
+		}
+		if err := tx.Commit(); err != nil {
+			return s.openError(err)
+		}
+	default:
+		return notAttuneStore(s.path, "the database of another program")
+	}
+	tx.Rollback() // WAL cannot be turned on inside a transaction
+
+	var mode string
+	if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+		return s.openError(err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("store: open %s: cannot use WAL (journal mode is %s)", s.path, mode)
+	}
+	return nil
+}
+
+func (s *SQLite) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		db    *sql.DB
+		stmt  **sql.Stmt
+		query string
+	}{
+		{s.w, &s.wLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
+		{s.w, &s.wGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
+		{s.w, &s.wInsertEntry, `INSERT INTO logs (log, seq, data) VALUES (?, ?, ?)`},
+		{s.w, &s.wInsertCall, `INSERT INTO calls (log, id, input, result, revision) VALUES (?, ?, ?, ?, ?)`},
+		{s.r, &s.rRead, `SELECT seq, data FROM logs WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?`},
+		{s.r, &s.rLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
+		{s.r, &s.rGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
+		{s.r, &s.rGetBlob, `SELECT data FROM blobs WHERE sha = ?`},
+		{s.r, &s.rGetRecord, `SELECT value FROM records WHERE kind = ? AND key = ?`},
+	} {
+		stmt, err := p.db.PrepareContext(ctx, p.query)
+		if err != nil {
+			return s.openError(err)
+		}
+		*p.stmt = stmt
+	}
+	return nil
+}
+
+// Path returns the file name the store was opened with.
+func (s *SQLite) Path() string { return s.path }
+
+// err names the operation and the file in an error from SQLite.
+func (s *SQLite) err(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("store: %s %s: %w", op, s.path, err)
+}
+
+// PutBlob implements Store.
+func (s *SQLite) PutBlob(ctx context.Context, data []byte) (string, error) {
+	sha := blobHash(data)
+	_, err := s.w.ExecContext(ctx, `INSERT INTO blobs (sha, data) VALUES (?, ?) ON CONFLICT (sha) DO NOTHING`, sha, nonNil(data))
+	if err != nil {
+		return "", s.err("put blob in", err)
+	}
+	return sha, nil
+}
+
+// GetBlob implements Store.
+func (s *SQLite) GetBlob(ctx context.Context, sha string) ([]byte, error) {
+	var data []byte
+	err := s.rGetBlob.QueryRowContext(ctx, sha).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, blobNotFound(sha)
+	}
+	if err != nil {
+		return nil, s.err("get blob from", err)
+	}
+	return nonNil(data), nil
+}
+
+// DeleteBlob implements Store.
+func (s *SQLite) DeleteBlob(ctx context.Context, sha string) error {
+	_, err := s.w.ExecContext(ctx, `DELETE FROM blobs WHERE sha = ?`, sha)
+	return s.err("delete blob from", err)
+}
+
+// GetRecord implements Store.
+func (s *SQLite) GetRecord(ctx context.Context, kind, key string) ([]byte, error) {
+	var v []byte
+	err := s.rGetRecord.QueryRowContext(ctx, kind, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, recordNotFound(kind, key)
+	}
+	if err != nil {
+		return nil, s.err("get record from", err)
+	}
+	return nonNil(v), nil
+}
+
+// PutRecord implements Store.
+func (s *SQLite) PutRecord(ctx context.Context, kind, key string, value []byte) error {
+	_, err := s.w.ExecContext(ctx, `INSERT INTO records (kind, key, value) VALUES (?, ?, ?)
+		ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, kind, key, nonNil(value))
+	return s.err("put record in", err)
+}
+
+// PutRecordIfAbsent implements Store.
+func (s *SQLite) PutRecordIfAbsent(ctx context.Context, kind, key string, value []byte) ([]byte, bool, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, false, s.err("put record in", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO records (kind, key, value) VALUES (?, ?, ?)
+		ON CONFLICT (kind, key) DO NOTHING`, kind, key, nonNil(value))
+	if err != nil {
+		return nil, false, s.err("put record in", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return nil, false, s.err("put record in", err)
+	} else if n == 1 {
+		if err := tx.Commit(); err != nil {
+			return nil, false, s.err("put record in", err)
+		}
+		return clone(value), true, nil
+	}
+	var stored []byte
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM records WHERE kind = ? AND key = ?`, kind, key).Scan(&stored); err != nil {
+		return nil, false, s.err("put record in", err)
+	}
+	return nonNil(stored), false, nil
+}
+
+// DeleteRecord implements Store.
+func (s *SQLite) DeleteRecord(ctx context.Context, kind, key string) error {
+	_, err := s.w.ExecContext(ctx, `DELETE FROM records WHERE kind = ? AND key = ?`, kind, key)
+	return s.err("delete record from", err)
+}
+
+// ListRecords implements Store.
+func (s *SQLite) ListRecords(ctx context.Context, kind, prefix string) ([]string, error) {
+	// Keys compare as bytes (SQLite's BINARY collation), so the keys with a
+	// prefix are a range of the primary key.
+	var end any // NULL: no upper bound
+	if e, ok := prefixEnd(prefix); ok {
+		end = e
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT key FROM records
+		WHERE kind = ?1 AND key >= ?2 AND (?3 IS NULL OR key < ?3) ORDER BY key`, kind, prefix, end)
+	if err != nil {
+		return nil, s.err("list records in", err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, s.err("list records in", err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, s.err("list records in", rows.Err())
+}
+
+// Append implements Store.
+func (s *SQLite) Append(ctx context.Context, log string, expected int64, entries [][]byte, call *CallRecord) (int64, error) {
+	if err := checkAppend(expected, call); err != nil {
+		return 0, err
+	}
+	// BEGIN IMMEDIATE: the write lock is taken before the length is read.
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.err("append to", err)
+	}
+	defer tx.Rollback()
+	var n int64
+	if err := tx.StmtContext(ctx, s.wLength).QueryRowContext(ctx, log).Scan(&n); err != nil {
+		return 0, s.err("append to", err)
+	}
+	if call != nil { // R5.6: the call id first
+		var stored CallRecord
+		err := tx.StmtContext(ctx, s.wGetCall).QueryRowContext(ctx, log, call.ID).Scan(&stored.Input, &stored.Result, &stored.Revision)
+		switch {
+		case err == nil:
+			stored.ID, stored.Input, stored.Result = call.ID, nonNil(stored.Input), nonNil(stored.Result)
+			return n, checkCall(log, stored, call)
+		case !errors.Is(err, sql.ErrNoRows):
+			return 0, s.err("append to", err)
+		}
+	}
+	if expected != Any && expected != n { // R5.5
+		return n, staleError(log, n, expected)
+	}
+	if len(entries) == 0 && call == nil {
+		return n, nil
+	}
+	insert := tx.StmtContext(ctx, s.wInsertEntry)
+	for _, e := range entries {
+		n++
+		if _, err := insert.ExecContext(ctx, log, n, nonNil(e)); err != nil {
+			return 0, s.err("append to", err)
+		}
+	}
+	if call != nil {
+		if _, err := tx.StmtContext(ctx, s.wInsertCall).ExecContext(ctx, log, call.ID, nonNil(call.Input), nonNil(call.Result), n); err != nil {
+			return 0, s.err("append to", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, s.err("append to", err)
+	}
+	return n, nil
+}
+
+// Read implements Store.
+func (s *SQLite) Read(ctx context.Context, log string, after int64, limit int) ([]Entry, error) {
+	lim := int64(-1) // SQLite: a negative LIMIT is none
+	if limit > 0 {
+		lim = int64(limit)
+	}
+	rows, err := s.rRead.QueryContext(ctx, log, max(after, 0), lim)
+	if err != nil {
+		return nil, s.err("read", err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var e Entry
+		if err := rows.Scan(&e.Seq, &e.Data); err != nil {
+			return nil, s.err("read", err)
+		}
+		e.Data = nonNil(e.Data)
+		out = append(out, e)
+	}
+	return out, s.err("read", rows.Err())
+}
+
+// Length implements Store.
+func (s *SQLite) Length(ctx context.Context, log string) (int64, error) {
+	var n int64
+	if err := s.rLength.QueryRowContext(ctx, log).Scan(&n); err != nil {
+		return 0, s.err("read the length of a log in", err)
+	}
+	return n, nil
+}
+
+// Truncate implements Store.
+func (s *SQLite) Truncate(ctx context.Context, log string, n int64) error {
+	if err := checkTruncate(n); err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.err("truncate a log in", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM logs WHERE log = ? AND seq > ?`, log, n); err != nil {
+		return s.err("truncate a log in", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM calls WHERE log = ? AND revision > ?`, log, n); err != nil { // R5.9
+		return s.err("truncate a log in", err)
+	}
+	return s.err("truncate a log in", tx.Commit())
+}
+
+// DeleteLog implements Store.
+func (s *SQLite) DeleteLog(ctx context.Context, log string) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.err("delete a log from", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM logs WHERE log = ?`, log); err != nil {
+		return s.err("delete a log from", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM calls WHERE log = ?`, log); err != nil {
+		return s.err("delete a log from", err)
+	}
+	return s.err("delete a log from", tx.Commit())
+}
+
+// GetCall implements Store.
+func (s *SQLite) GetCall(ctx context.Context, log, id string) (CallRecord, error) {
+	c := CallRecord{ID: id}
+	err := s.rGetCall.QueryRowContext(ctx, log, id).Scan(&c.Input, &c.Result, &c.Revision)
+	if errors.Is(err, sql.ErrNoRows) {
+		return CallRecord{}, callNotFound(log, id)
+	}
+	if err != nil {
+		return CallRecord{}, s.err("get a call record from", err)
+	}
+	c.Input, c.Result = nonNil(c.Input), nonNil(c.Result)
+	return c, nil
+}
+
+// Close implements Store: it closes the readers, then the writer, whose
+// close checkpoints the WAL into the main file.
+func (s *SQLite) Close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.rRead, s.rLength, s.rGetCall, s.rGetBlob, s.rGetRecord,
+		s.wLength, s.wGetCall, s.wInsertEntry, s.wInsertCall} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("store: close %s: %w", s.path, err)
+	}
+	return nil
+}
