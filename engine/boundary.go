@@ -1,0 +1,412 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"attune/luabind"
+	"attune/session"
+)
+
+// Note is text a behavior added to the model's context.
+type Note = session.Note
+
+// TurnInput opens a turn.
+type TurnInput struct {
+	Input        any
+	ContextFresh bool
+}
+
+// RoundEnd closes a round.
+type RoundEnd struct {
+	HostContinue bool
+	// Output is the model's reply text; nil when the host gives none.
+	Output *string
+}
+
+// BoundaryResult is what one boundary step returns.
+type BoundaryResult struct {
+	Status string // ok, refused or failed
+	Reason string
+	Error  string
+	Turn   int
+	Round  int
+	// Notes: for round-begin the notes placed into the round's call; for
+	// the others the notes their hooks emitted, pin order then declaration.
+	Notes []Note
+	// Continue is the round-end decision: host OR any activating note (R3.6).
+	Continue bool
+	// LoopEnd joins the host's addenda with the turn's notes (turn end).
+	LoopEnd *session.LoopEnd
+}
+
+// bchain runs the guards of one boundary (R3.1).
+type bchain struct {
+	i      *Instance
+	ctx    context.Context
+	guards []*guardDecl
+	rec    map[string]any
+	callID string
+}
+
+func (b *bchain) step(k int) Outcome {
+	if k >= len(b.guards) {
+		return Outcome{Status: StatusOK}
+	}
+	g := b.guards[k]
+	r := g.reg
+	fr := (*frame)(nil).child(b.ctx, b.i, r, &g.decl, b.callID)
+	gr := &guardRun{b: b, k: k}
+	fr.guard = gr
+	st := r.st
+	if err := r.call(fr, luabind.Callback, g.fn, 1, st.ToLua(b.rec), r.invokeFn); err != nil {
+		return Outcome{Status: StatusFailed, Error: errText(err)}
+	}
+	ret := st.L.Get(-1)
+	st.L.Pop(1)
+	if t, ok := ret.(*lua.LTable); ok && (t.Metatable == refuseMeta(st) || t.Metatable == retryMeta(st)) {
+		if t.Metatable == retryMeta(st) {
+			return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "retry is for tool guards only; a boundary guard refused with it: " + lua.LVAsString(t.RawGetString("reason"))}
+		}
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOf(t, g)}
+	}
+	if gr.invoked {
+		return gr.out
+	}
+	return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: fmt.Sprintf("guard at %s returned without calling invoke or refuse", g.pos)}
+}
+
+// record builds the boundary record of SPEC §10.
+func (s *sessionState) record0(kind, phase string) map[string]any {
+	i := s.i
+	m := map[string]any{
+		"kind": kind, "phase": phase, "turn": float64(s.turn), "round": float64(s.round),
+		"instance": i.id, "session": i.rec.Session, "bot": i.rec.Bot,
+		"context_fresh": s.fresh, "activated": false,
+	}
+	if s.input != nil {
+		m["input"] = s.input
+	}
+	if kind == "round" {
+		m["activated"] = s.activated
+	}
+	return m
+}
+
+// runHooks runs the hooks of one boundary phase in parallel across
+// registries (R3.2), each with its own copy of the record, and returns the
+// notes in pin order then declaration order, and the first failure.
+func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string, rec map[string]any, callID string) ([]session.Note, string) {
+	hooks := set.hooks[kind+"/"+phase]
+	if len(hooks) == 0 {
+		return nil, ""
+	}
+	type result struct {
+		sink noteSink
+		err  error
+	}
+	results := make([]result, len(hooks))
+	run := func(k int) {
+		h := hooks[k]
+		r := h.reg
+		fr := (*frame)(nil).child(ctx, i, r, &h.decl, callID+":"+strconv.Itoa(k))
+		results[k].sink.phase = kind + "/" + phase
+		fr.notes = &results[k].sink
+		results[k].err = r.call(fr, luabind.Callback, h.fn, 0, r.st.ToLua(rec))
+	}
+	// group by registry: one goroutine per registry, hooks of one registry in order
+	var groups [][]int
+	idx := map[*registry]int{}
+	for k, h := range hooks {
+		g, ok := idx[h.reg]
+		if !ok {
+			g = len(groups)
+			idx[h.reg] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], k)
+	}
+	if len(groups) == 1 {
+		for _, k := range groups[0] {
+			run(k)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for _, g := range groups {
+			wg.Add(1)
+			go func(ks []int) {
+				defer wg.Done()
+				for _, k := range ks {
+					run(k)
+				}
+			}(g)
+		}
+		wg.Wait()
+	}
+	var notes []session.Note
+	failure := ""
+	for k, res := range results {
+		notes = append(notes, res.sink.notes...)
+		if res.err != nil {
+			if failure == "" {
+				failure = errText(res.err)
+			}
+			i.postFailBoundary(ctx, hooks[k], rec, Outcome{Status: StatusFailed, Error: errText(res.err)}, callID)
+		}
+	}
+	return notes, failure
+}
+
+// postFailBoundary runs one boundary hook's :post-fail handler (R3.3).
+func (i *Instance) postFailBoundary(ctx context.Context, h *hookDecl, rec map[string]any, out Outcome, callID string) {
+	if h.postFail == nil {
+		return
+	}
+	r := h.reg
+	st := r.st
+	fr := (*frame)(nil).child(ctx, i, r, &h.decl, callID+":post-fail")
+	f := st.L.CreateTable(0, 4)
+	if out.Reason != "" {
+		f.RawSetString("reason", lua.LString(out.Reason))
+	}
+	by := out.RefusedBy
+	if out.Status == StatusFailed {
+		by = "error"
+	}
+	f.RawSetString("by", lua.LString(by))
+	f.RawSetString("hidden", lua.LFalse)
+	if out.Error != "" {
+		f.RawSetString("error", lua.LString(out.Error))
+	}
+	if err := r.call(fr, luabind.Callback, h.postFail, 0, st.ToLua(rec), f); err != nil {
+		i.e.log.Warn("post-fail hook failed", "program", r.program, "error", err)
+	}
+}
+
+// refuseBoundary runs the :post-fail handlers of a boundary kind's hooks
+// after a guard refused (R3.3).
+func (i *Instance) refuseBoundary(ctx context.Context, set *regSet, kind string, rec map[string]any, out Outcome, callID string) {
+	for _, phase := range []string{"start", "end"} {
+		for _, h := range set.hooks[kind+"/"+phase] {
+			i.postFailBoundary(ctx, h, rec, out, callID)
+		}
+	}
+}
+
+func refusedResult(out Outcome) BoundaryResult {
+	return BoundaryResult{Status: out.Status, Reason: out.Reason, Error: out.Error}
+}
+
+// BeginTurn opens a turn: the re-attuned pin applies now (R2.5), turn
+// guards run, then turn-start hooks.
+func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed.Load() {
+		return BoundaryResult{}, fmt.Errorf("instance %s is not running", i.id)
+	}
+	s := i.sess
+	if s.inTurn {
+		return BoundaryResult{}, fmt.Errorf("turn %d of %s is still open: end it first", s.turn, i.id)
+	}
+	if i.pending != nil {
+		i.applyPending()
+		s.record(session.Entry{Type: session.Repin})
+	}
+	set, err := i.live()
+	if err != nil {
+		return BoundaryResult{}, err
+	}
+	s.mu.Lock()
+	s.turn++
+	s.round = 0
+	s.input, s.fresh, s.activated = in.Input, in.ContextFresh, false
+	s.mu.Unlock()
+	rec := s.record0("turn", "start")
+	callID := s.boundaryID("turn", "start")
+	s.journaling.Store(true)
+	b := &bchain{i: i, ctx: ctx, guards: set.turnGuards, rec: rec, callID: callID}
+	out := b.step(0)
+	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status}
+	if out.Status != StatusOK {
+		i.refuseBoundary(ctx, set, "turn", rec, out, callID)
+		s.record(entry)
+		s.mu.Lock()
+		s.turn--
+		s.mu.Unlock()
+		s.journaling.Store(false)
+		set.release()
+		return refusedResult(out), s.flush(ctx)
+	}
+	s.record(entry)
+	s.mu.Lock()
+	s.inTurn = true
+	s.mu.Unlock()
+	i.turnSet = set
+	notes, failure := i.runHooks(ctx, set, "turn", "start", rec, callID)
+	s.emit(notes)
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes}
+	if failure != "" {
+		res.Status, res.Error = StatusFailed, failure
+	}
+	return res, s.flush(ctx)
+}
+
+// BeginRound opens a round: round guards, round-start hooks, then every
+// note of the turn not yet placed is placed into this round's call (R3.7).
+func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	s := i.sess
+	if !s.inTurn {
+		return BoundaryResult{}, fmt.Errorf("%s has no open turn: begin a turn first", i.id)
+	}
+	if s.inRound {
+		return BoundaryResult{}, fmt.Errorf("round %d of turn %d is still open: end it first", s.round, s.turn)
+	}
+	set := i.turnSet
+	s.mu.Lock()
+	s.round++
+	s.mu.Unlock()
+	rec := s.record0("round", "start")
+	callID := s.boundaryID("round", "start")
+	b := &bchain{i: i, ctx: ctx, guards: set.roundGuards, rec: rec, callID: callID}
+	out := b.step(0)
+	entry := session.Entry{Type: session.RoundBegin, Turn: s.turn, Round: s.round, Status: out.Status}
+	if out.Status != StatusOK {
+		i.refuseBoundary(ctx, set, "round", rec, out, callID)
+		s.record(entry)
+		s.mu.Lock()
+		s.round--
+		s.mu.Unlock()
+		return refusedResult(out), s.flush(ctx)
+	}
+	s.record(entry)
+	s.inRound = true
+	notes, failure := i.runHooks(ctx, set, "round", "start", rec, callID)
+	s.emit(notes)
+	var placed []Note
+	if s.rp == nil {
+		placed = s.book.Place()
+		for _, n := range placed {
+			s.record(session.Entry{Type: session.Consume, ID: n.ID})
+		}
+	}
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: placed}
+	if failure != "" {
+		res.Status, res.Error = StatusFailed, failure
+	}
+	return res, s.flush(ctx)
+}
+
+// EndRound closes a round: round-end hooks finish, then the continuation
+// decision is made: the host's wish OR any activating note of this round
+// end (R3.4, R3.6).
+func (i *Instance) EndRound(ctx context.Context, in RoundEnd) (BoundaryResult, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.endRound(ctx, in)
+}
+
+func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, error) {
+	s := i.sess
+	if !s.inRound {
+		return BoundaryResult{}, fmt.Errorf("%s has no open round", i.id)
+	}
+	set := i.turnSet
+	rec := s.record0("round", "end")
+	rec["host_continue"] = in.HostContinue
+	if in.Output != nil {
+		rec["output"] = *in.Output
+	}
+	callID := s.boundaryID("round", "end")
+	notes, failure := i.runHooks(ctx, set, "round", "end", rec, callID)
+	s.emit(notes)
+	cont := in.HostContinue
+	for _, n := range notes {
+		if n.Kind == session.Activating {
+			cont = true
+		}
+	}
+	s.inRound = false
+	s.activated = cont && !in.HostContinue
+	s.record(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont})
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont}
+	if failure != "" {
+		res.Status, res.Error = StatusFailed, failure
+	}
+	return res, s.flush(ctx)
+}
+
+// EndTurn closes (and seals) the turn: an open round is ended first (with
+// host_continue false), turn-end hooks run after the last round (R3.4),
+// notes never placed expire (R3.7), and the loop-end result joins the
+// host's addenda with the turn's notes (R3.8).
+func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResult, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	s := i.sess
+	if !s.inTurn {
+		return BoundaryResult{}, fmt.Errorf("%s has no open turn", i.id)
+	}
+	var early []Note
+	if s.inRound {
+		r, err := i.endRound(ctx, RoundEnd{})
+		if err != nil {
+			return r, err
+		}
+		early = r.Notes
+	}
+	set := i.turnSet
+	rec := s.record0("turn", "end")
+	callID := s.boundaryID("turn", "end")
+	notes, failure := i.runHooks(ctx, set, "turn", "end", rec, callID)
+	s.emit(notes)
+	s.book.Seal()
+	revs, err := i.sessionRevs(ctx)
+	if err != nil {
+		return BoundaryResult{}, err
+	}
+	s.record(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs})
+	s.mu.Lock()
+	s.inTurn = false
+	s.mu.Unlock()
+	s.journaling.Store(false)
+	i.turnSet = nil
+	set.release()
+	var turnNotes []Note
+	for _, n := range s.book.Notes() {
+		if n.Turn == s.turn {
+			turnNotes = append(turnNotes, n)
+		}
+	}
+	le := session.Merge(addenda, turnNotes)
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: append(early, notes...), LoopEnd: &le}
+	if failure != "" {
+		res.Status, res.Error = StatusFailed, failure
+	}
+	return res, s.flush(ctx)
+}
+
+// Consume places one note into a model call on the host's behalf;
+// a consumed or expired note is an error (R3.7).
+func (i *Instance) Consume(ctx context.Context, id string) error {
+	s := i.sess
+	if err := s.book.Consume(id); err != nil {
+		return err
+	}
+	s.record(session.Entry{Type: session.Consume, ID: id})
+	return s.flush(ctx)
+}
+
+// Turn reports the open turn and round (0 when none).
+func (i *Instance) Turn() (turn, round int, inTurn, inRound bool) {
+	s := i.sess
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turn, s.round, s.inTurn, s.inRound
+}

@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"attune/behaviors"
+	"attune/config"
+	"attune/luabind"
+	"attune/pin"
+	"attune/store"
+)
+
+// Version is part of the compile cache key: a new engine never reuses a
+// proto compiled by another.
+const Version = "attune-1"
+
+// ReadFunc answers admit/read KEY for the host.
+type ReadFunc func(ctx context.Context, key string) (any, error)
+
+// FloorFunc is the host's floor: it sees the unwrapped argument and every
+// mark still present, and refuses by returning refused = true.
+type FloorFunc func(ctx context.Context, c FloorCall) (reason string, refused bool)
+
+// FloorCall is what the floor sees.
+type FloorCall struct {
+	Instance string
+	Path     string
+	Args     any
+	Marks    []string
+}
+
+// CoreFunc is a host tool's core.
+type CoreFunc func(ctx context.Context, args any) (any, error)
+
+// HostTool is a tool whose core the host provides.
+type HostTool struct {
+	Path    string
+	Effects []string
+	Core    CoreFunc
+}
+
+// Options build an Engine.
+type Options struct {
+	// Config is the loaded configuration (config.Load); required.
+	Config *config.Config
+	// Store overrides the store named by Config.Engine.Store.
+	Store store.Store
+	// Packs are searched before the engine's own pack, after
+	// Config.Engine.Packs (a scenario's scratch pack goes here, first).
+	Packs []pin.Pack
+	// PacksFirst are searched before everything else.
+	PacksFirst []pin.Pack
+	// Read answers admit/read; nil answers nil.
+	Read ReadFunc
+	// Floor replaces the default floor (which refuses the marks of
+	// Config.Floor.RefuseMarks).
+	Floor FloorFunc
+	// Logger receives what scripts print and what the engine notes.
+	Logger *slog.Logger
+}
+
+// Engine holds the configuration, the store, the packs, the host's tools
+// and the live instances. Safe for concurrent use.
+type Engine struct {
+	cfg    *config.Config
+	st     store.Store
+	owns   bool // the engine opened the store and closes it
+	packs  pin.Packs
+	read   ReadFunc
+	floor  FloorFunc
+	log    *slog.Logger
+	budget time.Duration
+
+	protoMu sync.Mutex
+	protos  map[string]*protoEntry
+
+	mu        sync.Mutex
+	tools     map[string]*HostTool
+	toolsGen  atomic.Int64
+	instances map[string]*Instance
+	owners    *ownerCache
+	seq       atomic.Int64
+}
+
+type protoEntry struct {
+	once  sync.Once
+	proto *lua.FunctionProto
+	err   error
+}
+
+// New builds an engine. It opens the configured store unless Options.Store
+// is given.
+func New(ctx context.Context, o Options) (*Engine, error) {
+	if o.Config == nil {
+		return nil, errors.New("engine: Options.Config is required (config.Load)")
+	}
+	e := &Engine{
+		cfg:       o.Config,
+		st:        o.Store,
+		read:      o.Read,
+		floor:     o.Floor,
+		log:       o.Logger,
+		budget:    o.Config.Engine.CallbackBudget,
+		protos:    map[string]*protoEntry{},
+		tools:     map[string]*HostTool{},
+		instances: map[string]*Instance{},
+	}
+	if e.budget <= 0 {
+		e.budget = time.Second
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.packs = append(e.packs, o.PacksFirst...)
+	for _, dir := range o.Config.Engine.Packs {
+		e.packs = append(e.packs, pin.Pack{Name: dir, FS: os.DirFS(dir)})
+	}
+	e.packs = append(e.packs, o.Packs...)
+	e.packs = append(e.packs, pin.Pack{Name: "behaviors", FS: behaviors.FS})
+	if e.floor == nil {
+		marks := o.Config.Floor.RefuseMarks
+		e.floor = func(_ context.Context, c FloorCall) (string, bool) {
+			for _, m := range c.Marks {
+				for _, r := range marks {
+					if m == r {
+						return "the floor refuses calls marked " + m, true
+					}
+				}
+			}
+			return "", false
+		}
+	}
+	if e.st == nil {
+		kind, target, err := config.ParseStore(o.Config.Engine.Store, o.Config.Dir)
+		if err != nil {
+			return nil, err
+		}
+		st, err := store.Open(ctx, kind, target)
+		if err != nil {
+			return nil, err
+		}
+		e.st, e.owns = st, true
+	}
+	e.owners = newOwnerCache()
+	return e, nil
+}
+
+// Close closes the live instances and, when the engine opened it, the store.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	insts := make([]*Instance, 0, len(e.instances))
+	for _, i := range e.instances {
+		insts = append(insts, i)
+	}
+	e.instances = map[string]*Instance{}
+	e.mu.Unlock()
+	for _, i := range insts {
+		i.release()
+	}
+	if e.owns {
+		return e.st.Close()
+	}
+	return nil
+}
+
+// Store returns the engine's store.
+func (e *Engine) Store() store.Store { return e.st }
+
+// Config returns the engine's configuration.
+func (e *Engine) Config() *config.Config { return e.cfg }
+
+// Packs returns the search order of packs, the engine's own last.
+func (e *Engine) Packs() pin.Packs { return e.packs }
+
+// RegisterTool adds (or replaces) a host tool. Instances resolve their
+// tool tables again at their next call.
+func (e *Engine) RegisterTool(t HostTool) error {
+	if t.Path == "" || t.Core == nil {
+		return errors.New("engine: a host tool needs a path and a core")
+	}
+	e.mu.Lock()
+	c := t
+	e.tools[t.Path] = &c
+	e.mu.Unlock()
+	e.toolsGen.Add(1)
+	return nil
+}
+
+func (e *Engine) hostTools() map[string]*HostTool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]*HostTool, len(e.tools))
+	for k, v := range e.tools {
+		out[k] = v
+	}
+	return out
+}
+
+// Instance returns a live instance by id.
+func (e *Engine) Instance(id string) (*Instance, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	i, ok := e.instances[id]
+	return i, ok
+}
+
+// compile returns the shared proto of a source, compiled once per
+// (engine version, sha256, language).
+func (e *Engine) compile(file, sha string, src []byte) (*lua.FunctionProto, error) {
+	key := Version + "/" + sha + "/" + file
+	e.protoMu.Lock()
+	pe, ok := e.protos[key]
+	if !ok {
+		pe = &protoEntry{}
+		e.protos[key] = pe
+	}
+	e.protoMu.Unlock()
+	pe.once.Do(func() {
+		code := src
+		if isScheme(file) {
+			lowered, err := lowerScheme(file, src)
+			if err != nil {
+				pe.err = err
+				return
+			}
+			code = []byte(lowered)
+		}
+		pe.proto, pe.err = luabind.Compile(file, code)
+	})
+	return pe.proto, pe.err
+}
+
+func isScheme(file string) bool {
+	return len(file) > 4 && file[len(file)-4:] == ".scm"
+}
+
+func (e *Engine) nextID(prefix string) string {
+	return fmt.Sprintf("%s%d", prefix, e.seq.Add(1))
+}
+
+var _ fs.FS = behaviors.FS

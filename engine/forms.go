@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"attune/luabind"
+)
+
+// forms is every script-visible engine function, declared once as data
+// (SPEC §10). Ambients are enforced by luabind's choke point.
+var forms = []*luabind.Func{
+	// register forms (R1.1)
+	{Name: "define/tool", Ambients: luabind.Register, Register: true, Fn: fDefineTool},
+	{Name: "guard/tool", Ambients: luabind.Register, Register: true, Fn: fGuardTool},
+	{Name: "guard/turn", Ambients: luabind.Register, Register: true, Fn: fGuardBoundary("turn")},
+	{Name: "guard/round", Ambients: luabind.Register, Register: true, Fn: fGuardBoundary("round")},
+	{Name: "hook/tool", Ambients: luabind.Register, Register: true, Fn: fHookTool},
+	{Name: "hook/turn", Ambients: luabind.Register, Register: true, Fn: fHookBoundary("turn")},
+	{Name: "hook/round", Ambients: luabind.Register, Register: true, Fn: fHookBoundary("round")},
+	{Name: "define/reducer", Ambients: luabind.Register, Register: true, Fn: fDefineReducer},
+	{Name: "define/method", Ambients: luabind.Register, Register: true, Fn: fDefineMethod},
+	{Name: "define/command", Ambients: luabind.Register, Register: true, Fn: fDefineCommand},
+	{Name: "subscribe", Ambients: luabind.Register, Register: true, Fn: fSubscribe},
+	{Name: "require", Ambients: luabind.Register, Register: true, Fn: fRequire},
+	{Name: "validate/configuration", Ambients: luabind.Register, Register: true, Fn: fValidate},
+	// everywhere
+	{Name: "config", Ambients: luabind.AnyAmbient, Fn: fConfig},
+	{Name: "list", Ambients: luabind.AnyAmbient, Fn: fList},
+	// callback functions
+	{Name: "call/method", Ambients: luabind.Callback, Leaves: true, Fn: fCallMethod},
+	{Name: "call/tool", Ambients: luabind.Callback, Leaves: true, Fn: fCallTool},
+	{Name: "notify", Ambients: luabind.Callback, Fn: fNotify},
+	{Name: "propose", Ambients: luabind.Callback, Fn: fPropose},
+	{Name: "admit/read", Ambients: luabind.Callback, Leaves: true, Fn: fAdmitRead},
+	{Name: "refuse", Ambients: luabind.Callback, Fn: fRefuse},
+	{Name: "retry", Ambients: luabind.Callback, Fn: fRetry},
+	{Name: "mark", Ambients: luabind.Callback, Fn: fMark},
+	{Name: "unmark", Ambients: luabind.Callback, Fn: fUnmark},
+}
+
+// invokeFunc is the single-use invoke handed to guards.
+var invokeFunc = &luabind.Func{Name: "invoke", Ambients: luabind.Callback, Leaves: true, Fn: fInvoke}
+
+func regOf(s *luabind.State) *registry { return s.Owner.(*registry) }
+
+func (r *registry) newDecl() decl {
+	r.decls++
+	return decl{id: fmt.Sprintf("%s.%d", r.id, r.decls), reg: r, pos: r.position()}
+}
+
+// opt reads options-table field key (nil when the table is absent).
+func opt(t *lua.LTable, key string) lua.LValue {
+	if t == nil {
+		return lua.LNil
+	}
+	return t.RawGetString(key)
+}
+
+func optFunc(s *luabind.State, form string, t *lua.LTable, key string) *lua.LFunction {
+	switch v := opt(t, key).(type) {
+	case *lua.LNilType:
+		return nil
+	case *lua.LFunction:
+		return v
+	default:
+		s.L.RaiseError("%s: option %s: want a function, got %s", form, key, luabind.TypeName(v))
+	}
+	return nil
+}
+
+func optInt(s *luabind.State, form string, t *lua.LTable, key string, def int) int {
+	switch v := opt(t, key).(type) {
+	case *lua.LNilType:
+		return def
+	case lua.LNumber:
+		if float64(v) != float64(int(v)) || v < 0 {
+			s.L.RaiseError("%s: option %s: want a whole number >= 0, got %v", form, key, v)
+		}
+		return int(v)
+	default:
+		s.L.RaiseError("%s: option %s: want a number, got %s", form, key, luabind.TypeName(v))
+	}
+	return def
+}
+
+func optString(s *luabind.State, form string, t *lua.LTable, key, def string) string {
+	switch v := opt(t, key).(type) {
+	case *lua.LNilType:
+		return def
+	case lua.LString:
+		return string(v)
+	case lua.LNumber:
+		return v.String()
+	default:
+		s.L.RaiseError("%s: option %s: want a string, got %s", form, key, luabind.TypeName(v))
+	}
+	return def
+}
+
+// optStrings reads a list of strings (a single string counts as one).
+func optStrings(s *luabind.State, form string, t *lua.LTable, key string) []string {
+	switch v := opt(t, key).(type) {
+	case *lua.LNilType:
+		return nil
+	case lua.LString:
+		return []string{string(v)}
+	case *lua.LTable:
+		var out []string
+		for i := 1; i <= v.Len(); i++ {
+			str, ok := v.RawGetInt(i).(lua.LString)
+			if !ok {
+				s.L.RaiseError("%s: option %s[%d]: want a string, got %s", form, key, i, luabind.TypeName(v.RawGetInt(i)))
+			}
+			out = append(out, string(str))
+		}
+		return out
+	default:
+		s.L.RaiseError("%s: option %s: want a list of strings, got %s", form, key, luabind.TypeName(v))
+	}
+	return nil
+}
+
+func optSchema(s *luabind.State, form string, t *lua.LTable, key string) schema {
+	v := opt(t, key)
+	if v == lua.LNil {
+		return nil
+	}
+	sc, err := parseSchema(s, v)
+	if err != nil {
+		s.L.RaiseError("%s: option %s: %v", form, key, err)
+	}
+	return sc
+}
+
+func fDefineTool(s *luabind.State) int {
+	r := regOf(s)
+	path := s.CheckString("define/tool", 1)
+	fn := s.CheckFunction("define/tool", 2)
+	o := s.OptTable("define/tool", 3)
+	d := &toolDecl{decl: r.newDecl(), path: path, fn: fn,
+		effects: optStrings(s, "define/tool", o, "effect"),
+		input:   optSchema(s, "define/tool", o, "input"),
+		output:  optSchema(s, "define/tool", o, "output")}
+	if d.effects == nil {
+		d.effects = optStrings(s, "define/tool", o, "effects")
+	}
+	r.tools = append(r.tools, d)
+	return 0
+}
+
+func fGuardTool(s *luabind.State) int {
+	r := regOf(s)
+	pat := s.CheckString("guard/tool", 1)
+	checkPattern(s, "guard/tool", pat)
+	fn := s.CheckFunction("guard/tool", 2)
+	o := s.OptTable("guard/tool", 3)
+	r.toolGuards = append(r.toolGuards, &guardDecl{decl: r.newDecl(), pattern: pat, fn: fn,
+		depth: optInt(s, "guard/tool", o, "reentrant_depth", 0)})
+	return 0
+}
+
+func fGuardBoundary(kind string) func(*luabind.State) int {
+	form := "guard/" + kind
+	return func(s *luabind.State) int {
+		r := regOf(s)
+		fn := s.CheckFunction(form, 1)
+		g := &guardDecl{decl: r.newDecl(), fn: fn}
+		if kind == "turn" {
+			r.turnGuards = append(r.turnGuards, g)
+		} else {
+			r.roundGuards = append(r.roundGuards, g)
+		}
+		return 0
+	}
+}
+
+func fHookTool(s *luabind.State) int {
+	r := regOf(s)
+	pat := s.CheckString("hook/tool", 1)
+	checkPattern(s, "hook/tool", pat)
+	o := s.OptTable("hook/tool", 2)
+	h := &hookDecl{decl: r.newDecl(), pattern: pat,
+		pre:      optFunc(s, "hook/tool", o, "pre"),
+		post:     optFunc(s, "hook/tool", o, "post"),
+		postFail: optFunc(s, "hook/tool", o, "post_fail"),
+		depth:    optInt(s, "hook/tool", o, "reentrant_depth", 0)}
+	if h.pre == nil && h.post == nil && h.postFail == nil {
+		s.L.RaiseError("hook/tool: give at least one of :pre, :post, :post-fail")
+	}
+	r.toolHooks = append(r.toolHooks, h)
+	return 0
+}
+
+func fHookBoundary(kind string) func(*luabind.State) int {
+	form := "hook/" + kind
+	return func(s *luabind.State) int {
+		r := regOf(s)
+		phase := s.CheckString(form, 1)
+		if phase != "start" && phase != "end" {
+			s.ArgError(form, 1, "phase must be \"start\" or \"end\", got %q", phase)
+		}
+		fn := s.CheckFunction(form, 2)
+		o := s.OptTable(form, 3)
+		h := &hookDecl{decl: r.newDecl(), phase: phase, fn: fn, postFail: optFunc(s, form, o, "post_fail")}
+		if kind == "turn" {
+			r.turnHooks = append(r.turnHooks, h)
+		} else {
+			r.roundHooks = append(r.roundHooks, h)
+		}
+		return 0
+	}
+}
+
+func fDefineCommand(s *luabind.State) int {
+	r := regOf(s)
+	r.command = s.CheckFunction("define/command", 1)
+	return 0
+}
+
+func fSubscribe(s *luabind.State) int {
+	r := regOf(s)
+	owner := s.CheckString("subscribe", 1)
+	fn := s.CheckFunction("subscribe", 2)
+	r.subs = append(r.subs, &subDecl{decl: r.newDecl(), owner: owner, fn: fn})
+	return 0
+}
+
+func fRequire(s *luabind.State) int {
+	r := regOf(s)
+	r.requires = append(r.requires, s.CheckString("require", 1))
+	return 0
+}
+
+func fValidate(s *luabind.State) int {
+	r := regOf(s)
+	r.validators = append(r.validators, s.CheckFunction("validate/configuration", 1))
+	return 0
+}
+
+func fConfig(s *luabind.State) int {
+	r := regOf(s)
+	if s.L.GetTop() == 0 {
+		s.L.Push(s.Copy(r.cfgLua))
+		return 1
+	}
+	key := s.CheckString("config", 1)
+	s.L.Push(s.Copy(r.cfgLua.(*lua.LTable).RawGetString(key)))
+	return 1
+}
+
+func fList(s *luabind.State) int {
+	t := s.NewList()
+	for i := 1; i <= s.L.GetTop(); i++ {
+		t.Append(s.L.Get(i))
+	}
+	s.L.Push(t)
+	return 1
+}
+
+// checkPattern validates a tool pattern: exact, prefix/* or prefix/**.
+func checkPattern(s *luabind.State, form, pat string) {
+	if pat == "" {
+		s.ArgError(form, 1, "empty pattern")
+	}
+	for i := 0; i < len(pat); i++ {
+		if pat[i] == '*' {
+			rest := pat[i:]
+			if (rest != "*" && rest != "**") || (i > 0 && pat[i-1] != '/') {
+				s.ArgError(form, 1, "pattern %q: a * may only end a pattern as /* or /**", pat)
+			}
+			break
+		}
+	}
+}
+
+// match reports whether a tool path matches a pattern (R4.2): exact path,
+// prefix/* (exactly one more segment), prefix/** (one or more).
+func match(pattern, path string) bool {
+	switch {
+	case len(pattern) >= 3 && pattern[len(pattern)-3:] == "/**":
+		prefix := pattern[:len(pattern)-2]
+		return len(path) > len(prefix) && path[:len(prefix)] == prefix
+	case len(pattern) >= 2 && pattern[len(pattern)-2:] == "/*":
+		prefix := pattern[:len(pattern)-1]
+		if len(path) <= len(prefix) || path[:len(prefix)] != prefix {
+			return false
+		}
+		for i := len(prefix); i < len(path); i++ {
+			if path[i] == '/' {
+				return false
+			}
+		}
+		return true
+	case pattern == "*":
+		for i := 0; i < len(path); i++ {
+			if path[i] == '/' {
+				return false
+			}
+		}
+		return true
+	case pattern == "**":
+		return true
+	}
+	return pattern == path
+}

@@ -1,0 +1,260 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"attune/luabind"
+	"attune/session"
+)
+
+// sessionState is an instance's view of its session: the journal, the
+// notebook, the open turn and round. Rebuilt from the journal when an
+// instance is brought back (restart, hydrate).
+type sessionState struct {
+	i    *Instance
+	j    *session.Journal
+	book *session.Book
+
+	mu        sync.Mutex
+	turn      int
+	round     int
+	inTurn    bool
+	inRound   bool
+	gen       int
+	activated bool // the next round exists because an activating note asked
+	input     any
+	fresh     bool
+
+	journaling atomic.Bool // a turn is open: tool calls are journaled
+	rp         *replayer   // set while replaying: the host is answered from the journal
+}
+
+func (e *Engine) openSession(ctx context.Context, i *Instance) (*sessionState, error) {
+	s := &sessionState{i: i, j: session.OpenJournal(e.st, i.rec.Session), book: session.NewBook(i.rec.Session)}
+	entries, err := s.j.Entries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.adopt(entries)
+	return s, nil
+}
+
+// adopt restores counters, the open turn and round, notes and their
+// consumption from journal entries; it runs nothing (R3.11).
+func (s *sessionState) adopt(entries []session.Entry) {
+	for _, en := range entries {
+		switch en.Type {
+		case session.TurnBegin:
+			if en.Status == StatusOK {
+				s.turn, s.round, s.inTurn, s.inRound = en.Turn, 0, true, false
+				s.input, s.fresh = en.Input, en.ContextFresh
+				s.activated = false
+			}
+		case session.RoundBegin:
+			if en.Status == StatusOK {
+				s.round, s.inRound = en.Round, true
+			}
+		case session.RoundEnd:
+			s.inRound = false
+			s.activated = en.Continue && !en.HostContinue
+		case session.TurnEnd:
+			s.inTurn, s.inRound = false, false
+			s.book.Seal()
+		case session.Emit:
+			if en.Note != nil {
+				s.book.Adopt(*en.Note)
+			}
+		case session.Consume:
+			s.book.MarkConsumed(en.ID)
+		}
+		if en.Gen > s.gen {
+			s.gen = en.Gen
+		}
+	}
+	s.journaling.Store(s.inTurn)
+}
+
+func (s *sessionState) turnOpen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inTurn
+}
+
+// quiet reports that nothing needs recording: no turn is open and no
+// replay runs (the fast path may skip the journal).
+func (s *sessionState) quiet() bool {
+	return !s.journaling.Load() && s.rp == nil
+}
+
+func (s *sessionState) record(en session.Entry) {
+	if s.rp != nil {
+		return
+	}
+	en.Gen = s.gen
+	s.j.Add(en)
+}
+
+func (s *sessionState) flush(ctx context.Context) error {
+	if s.rp != nil {
+		return nil
+	}
+	return s.j.Flush(ctx)
+}
+
+// boundaryID is the deterministic call id of a boundary, so replay and
+// call-id replay of methods see the same ids.
+func (s *sessionState) boundaryID(kind, phase string) string {
+	return s.i.rec.Session + ":g" + strconv.Itoa(s.gen) + ":t" + strconv.Itoa(s.turn) + ":r" + strconv.Itoa(s.round) + ":" + kind + "-" + phase
+}
+
+// replayer answers the host's part of a replay from the journal (R3.10).
+type replayer struct {
+	mu    sync.Mutex
+	reads map[string][]session.Entry
+	cores map[string][]session.Entry
+	notes []session.Note
+}
+
+func newReplayer(entries []session.Entry) *replayer {
+	rp := &replayer{reads: map[string][]session.Entry{}, cores: map[string][]session.Entry{}}
+	for _, en := range entries {
+		switch en.Type {
+		case session.Read:
+			rp.reads[en.Key] = append(rp.reads[en.Key], en)
+		case session.Core:
+			rp.cores[en.Path] = append(rp.cores[en.Path], en)
+		}
+	}
+	return rp
+}
+
+func (rp *replayer) next(m map[string][]session.Entry, key string) (session.Entry, bool) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	q := m[key]
+	if len(q) == 0 {
+		return session.Entry{}, false
+	}
+	m[key] = q[1:]
+	return q[0], true
+}
+
+// hostRead answers admit/read: from the host, recorded; or from the journal in a replay.
+func (i *Instance) hostRead(ctx context.Context, key string) (any, error) {
+	if rp := i.sess.rp; rp != nil {
+		en, ok := rp.next(rp.reads, key)
+		if !ok {
+			return nil, fmt.Errorf("replay: the journal has no more deliveries for admit/read %q", key)
+		}
+		if en.Error != "" {
+			return nil, errors.New(en.Error)
+		}
+		return en.Value, nil
+	}
+	var v any
+	var err error
+	if i.e.read != nil {
+		v, err = i.e.read(ctx, key)
+	}
+	en := session.Entry{Type: session.Read, Key: key, Value: v}
+	if err != nil {
+		en.Error = err.Error()
+	}
+	i.sess.record(en)
+	return v, err
+}
+
+// hostCore runs a host tool's core: recorded while a turn is open; answered
+// from the journal in a replay.
+func (i *Instance) hostCore(ctx context.Context, te *toolEntry, args any) (any, error) {
+	if rp := i.sess.rp; rp != nil {
+		en, ok := rp.next(rp.cores, te.path)
+		if !ok {
+			return nil, fmt.Errorf("replay: the journal has no more outcomes for tool %s", te.path)
+		}
+		if en.Error != "" {
+			return nil, errors.New(en.Error)
+		}
+		return en.Value, nil
+	}
+	res, err := te.host.Core(ctx, args)
+	if i.sess.journaling.Load() {
+		en := session.Entry{Type: session.Core, Path: te.path, Value: res}
+		if err != nil {
+			en.Error = err.Error()
+		}
+		i.sess.record(en)
+	}
+	return res, err
+}
+
+func fAdmitRead(s *luabind.State) int {
+	r := regOf(s)
+	fr := r.top()
+	key := s.CheckString("admit/read", 1)
+	v, err := fr.inst.hostRead(fr.ctx, key)
+	if err != nil {
+		s.L.RaiseError("admit/read %s: %v", key, err)
+	}
+	s.L.Push(s.ToLua(v))
+	return 1
+}
+
+// noteSink collects what one boundary hook emits, so the boundary can list
+// its notes in pin order then declaration order whatever goroutine ran first.
+type noteSink struct {
+	notes []session.Note
+	phase string
+}
+
+func fNotify(s *luabind.State) int {
+	r := regOf(s)
+	fr := r.top()
+	text := s.L.Get(1)
+	if text == lua.LNil {
+		s.ArgError("notify", 1, "want the note's text, got nil")
+	}
+	kind := session.Ambient
+	if k := s.L.Get(2); k != lua.LNil {
+		ks, ok := k.(lua.LString)
+		if !ok || (ks != session.Ambient && ks != session.Activating) {
+			s.ArgError("notify", 2, "kind must be \"ambient\" or \"activating\", got %s", lua.LVAsString(s.L.ToStringMeta(k)))
+		}
+		kind = string(ks)
+	}
+	in := fr.inst
+	n := session.Note{ID: in.sess.book.NewID(), Kind: kind, Text: lua.LVAsString(s.L.ToStringMeta(text)), Program: r.program}
+	in.sess.mu.Lock()
+	n.Turn, n.Round = in.sess.turn, in.sess.round
+	in.sess.mu.Unlock()
+	if fr.notes != nil {
+		n.Phase = fr.notes.phase
+		fr.notes.notes = append(fr.notes.notes, n)
+	} else {
+		in.sess.emit([]session.Note{n})
+	}
+	s.L.Push(lua.LString(n.ID))
+	return 1
+}
+
+// emit commits notes to the book (in the order given) and the journal.
+func (s *sessionState) emit(notes []session.Note) {
+	for _, n := range notes {
+		if s.rp != nil {
+			s.rp.mu.Lock()
+			s.rp.notes = append(s.rp.notes, n)
+			s.rp.mu.Unlock()
+			continue
+		}
+		s.book.Add(n)
+		c := n
+		s.record(session.Entry{Type: session.Emit, Note: &c})
+	}
+}

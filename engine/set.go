@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"attune/pin"
+)
+
+// regSet is the registries of one pin for one instance, in pin order, with
+// what the pin resolves once: the tool table, the boundary guards and hooks
+// flattened in pin order then declaration order. It is reference-counted:
+// the instance holds it while it is current, a turn while it runs, every
+// call while it runs; the last release closes its Lua states (R2.6).
+type regSet struct {
+	engine   *Engine
+	inst     *Instance
+	instance string
+	pin      *pin.Pin
+	regs     []*registry
+	refs     atomic.Int64
+
+	turnGuards  []*guardDecl
+	roundGuards []*guardDecl
+	hooks       map[string][]*hookDecl // "turn/start", "round/end"...
+	reducers    map[string]*reducerDecl
+	methods     map[string]*methodDecl // "owner.method" by declared owner name
+	subs        []*subDecl
+
+	tools atomic.Pointer[toolTable]
+
+	cmdMu    sync.Mutex
+	commands map[string]*registry
+}
+
+// liveStates counts Lua states open in this process (tests watch it for leaks).
+var liveStates atomic.Int64
+
+// newSet loads every program of a pin, in pin order (R1.1), then checks
+// require (R1.9) and grants (R8.2). A failure closes what was loaded and
+// fails only this instance (R1.12).
+func (e *Engine) newSet(ctx context.Context, inst *Instance, p *pin.Pin) (*regSet, error) {
+	s := &regSet{engine: e, inst: inst, instance: inst.id, pin: p, hooks: map[string][]*hookDecl{},
+		reducers: map[string]*reducerDecl{}, methods: map[string]*methodDecl{}, commands: map[string]*registry{}}
+	s.refs.Store(1)
+	for _, pr := range p.Programs {
+		cfg, err := pin.Config(ctx, e.st, pr)
+		if err != nil {
+			s.closeAll()
+			return nil, err
+		}
+		r, err := e.loadRegistry(ctx, s, pr.Name, pr.File, pr.SHA256, cfg)
+		if err != nil {
+			s.closeAll()
+			return nil, err
+		}
+		liveStates.Add(1)
+		s.regs = append(s.regs, r)
+	}
+	if err := s.index(); err != nil {
+		s.closeAll()
+		return nil, err
+	}
+	return s, nil
+}
+
+// index flattens declarations and checks require and grants.
+func (s *regSet) index() error {
+	for _, r := range s.regs {
+		for _, need := range r.requires {
+			if !s.pin.Has(need) {
+				return fmt.Errorf("require: %s needs %s, which this bot does not select", r.program, need)
+			}
+		}
+		s.turnGuards = append(s.turnGuards, r.turnGuards...)
+		s.roundGuards = append(s.roundGuards, r.roundGuards...)
+		for _, h := range r.turnHooks {
+			s.hooks["turn/"+h.phase] = append(s.hooks["turn/"+h.phase], h)
+		}
+		for _, h := range r.roundHooks {
+			s.hooks["round/"+h.phase] = append(s.hooks["round/"+h.phase], h)
+		}
+		for _, d := range r.reducers {
+			if prev, dup := s.reducers[d.name]; dup {
+				return fmt.Errorf("define/reducer: owner %s is declared by both %s and %s", d.name, prev.reg.program, r.program)
+			}
+			s.reducers[d.name] = d
+		}
+		for _, m := range r.methods {
+			key := m.owner + "." + m.name
+			if m.scope != "" {
+				key = m.owner + "@" + m.scope + "." + m.name
+			}
+			if _, dup := s.methods[key]; dup {
+				return fmt.Errorf("define/method: %s is declared twice (in %s)", key, r.program)
+			}
+			s.methods[key] = m
+		}
+		s.subs = append(s.subs, r.subs...)
+	}
+	for _, m := range s.methods {
+		if _, ok := s.reducers[m.owner]; !ok {
+			return fmt.Errorf("define/method: %s.%s (in %s) names owner %s, which no program of this pin declares with define/reducer", m.owner, m.name, m.reg.program, m.owner)
+		}
+	}
+	bot := s.inst.bot
+	for _, g := range bot.Grants {
+		if !s.grantKnown(g) {
+			return fmt.Errorf("grant %q of bot %s names no method of its pin (grants are OWNER.METHOD, or a grant a method requires with :grant)", g, bot.Name)
+		}
+	}
+	return nil
+}
+
+func (s *regSet) grantKnown(g string) bool {
+	for _, m := range s.methods {
+		if m.owner+"."+m.name == g || m.grant == g {
+			return true
+		}
+	}
+	return false
+}
+
+// acquire takes a reference unless the set is already closed.
+func (s *regSet) acquire() bool {
+	for {
+		n := s.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// release drops a reference; the last one closes the Lua states.
+func (s *regSet) release() {
+	if s.refs.Add(-1) == 0 {
+		s.closeAll()
+	}
+}
+
+func (s *regSet) closeAll() {
+	for _, r := range s.regs {
+		r.close()
+		liveStates.Add(-1)
+	}
+	s.regs = nil
+	s.cmdMu.Lock()
+	for _, r := range s.commands {
+		r.close()
+		liveStates.Add(-1)
+	}
+	s.commands = nil
+	s.cmdMu.Unlock()
+}
+
+// command returns the registry of pack command NAME, loading it from the
+// pinned blob the first time it is invoked.
+func (s *regSet) command(ctx context.Context, name string) (*registry, error) {
+	s.cmdMu.Lock()
+	defer s.cmdMu.Unlock()
+	if r, ok := s.commands[name]; ok {
+		return r, nil
+	}
+	c, ok := s.pin.Command(name)
+	if !ok {
+		var names []string
+		for _, c := range s.pin.Commands {
+			names = append(names, c.Name)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("no command /%s in the pinned packs (have: %s)", name, strings.Join(names, ", "))
+	}
+	r, err := s.engine.loadRegistry(ctx, s, "commands/"+c.Name, c.File, c.SHA256, map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	if r.command == nil {
+		r.close()
+		return nil, fmt.Errorf("command file %s declares no define/command", c.File)
+	}
+	liveStates.Add(1)
+	s.commands[name] = r
+	return r, nil
+}

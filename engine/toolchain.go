@@ -1,0 +1,641 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"attune/luabind"
+	"attune/session"
+)
+
+// Outcome statuses and refusers (SPEC R4.11).
+const (
+	StatusOK      = "ok"
+	StatusRefused = "refused"
+	StatusFailed  = "failed"
+
+	ByCeiling     = "ceiling"
+	ByGuard       = "guard"
+	ByFloor       = "floor"
+	ByReentry     = "reentry"
+	ByRetryBudget = "retry-budget"
+)
+
+// Outcome is the result of one tool call (R4.11). Fields that do not apply
+// are zero.
+type Outcome struct {
+	Status      string
+	Result      any
+	Diagnostics []string
+	Reason      string
+	RefusedBy   string
+	Error       string
+	// Hidden is set when the refusal handed to :post-fail hooks was hidden
+	// (the floor never saw the call).
+	Hidden bool
+	CallID string
+}
+
+// ToolCall is one call of a tool by the host.
+type ToolCall struct {
+	Path   string
+	Args   any
+	CallID string // empty: a fresh id
+}
+
+// toolEntry is what a pin resolves for one tool path, once (R4.2).
+type toolEntry struct {
+	path    string
+	host    *HostTool
+	def     *toolDecl
+	effects []string
+	allowed bool // every effect inside the bot's ceiling
+	outside string
+	guards  []*guardDecl
+	hooks   []*hookDecl
+	fast    bool
+}
+
+type toolTable struct {
+	gen int64
+	m   map[string]*toolEntry
+}
+
+// toolTable returns the set's resolved tool table, rebuilding it when the
+// host's tools changed.
+func (s *regSet) toolTable() *toolTable {
+	gen := s.engine.toolsGen.Load()
+	if t := s.tools.Load(); t != nil && t.gen == gen {
+		return t
+	}
+	t := &toolTable{gen: gen, m: map[string]*toolEntry{}}
+	add := func(path string, host *HostTool, def *toolDecl, effects []string) {
+		te := &toolEntry{path: path, host: host, def: def, effects: effects, allowed: true}
+		for _, eff := range effects {
+			if !s.inst.ceiling[eff] {
+				te.allowed = false
+				te.outside = eff
+				break
+			}
+		}
+		for _, r := range s.regs {
+			for _, g := range r.toolGuards {
+				if match(g.pattern, path) {
+					te.guards = append(te.guards, g)
+				}
+			}
+			for _, h := range r.toolHooks {
+				if match(h.pattern, path) {
+					te.hooks = append(te.hooks, h)
+				}
+			}
+		}
+		te.fast = len(te.guards) == 0 && len(te.hooks) == 0 && host != nil
+		t.m[path] = te
+	}
+	for path, h := range s.engine.hostTools() {
+		add(path, h, nil, h.Effects)
+	}
+	for _, r := range s.regs { // a define/tool of the pin wins over a host tool of the same path
+		for _, d := range r.tools {
+			add(d.path, nil, d, d.effects)
+		}
+	}
+	s.tools.Store(t)
+	return t
+}
+
+// Tool runs one call through the tool chain (SPEC §4).
+func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
+	set := i.cur.Load()
+	if set == nil {
+		return Outcome{Status: StatusFailed, Error: "instance " + i.id + " is not running"}
+	}
+	te := set.toolTable().m[c.Path]
+	if te == nil {
+		return Outcome{Status: StatusFailed, Error: "no tool named " + c.Path + " (neither a host tool nor a define/tool of this pin)"}
+	}
+	if !te.allowed { // R4.1
+		return Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
+	}
+	if te.fast && i.sess.quiet() { // R4.2: no guard or hook matches: floor, then core
+		if reason, refused := i.e.floor(ctx, FloorCall{Instance: i.id, Path: c.Path, Args: c.Args}); refused {
+			return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
+		}
+		res, err := te.host.Core(ctx, c.Args)
+		if err != nil {
+			return Outcome{Status: StatusFailed, Error: err.Error()}
+		}
+		return Outcome{Status: StatusOK, Result: res}
+	}
+	if !set.acquire() {
+		return Outcome{Status: StatusFailed, Error: "instance " + i.id + " is not running"}
+	}
+	defer set.release()
+	out := i.runChain(ctx, set, te, c, nil)
+	if i.sess.journaling.Load() {
+		i.sess.record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
+		if err := i.sess.flush(ctx); err != nil && out.Status == StatusOK {
+			out = Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID}
+		}
+	}
+	return out
+}
+
+// chain is one call's walk through guards, floor, hooks and core.
+type chain struct {
+	i       *Instance
+	set     *regSet
+	te      *toolEntry
+	ctx     context.Context
+	parent  *frame
+	callID  string
+	raw     any
+	attempt int
+	marks   []string
+
+	seq       int64 // nested call ids under callID
+	floorSaw  bool
+	floorArgs any
+	retry     bool
+	retryWhy  string
+}
+
+// guardRun is the state of one guard's invoke.
+type guardRun struct {
+	c       *chain  // a tool guard's chain
+	b       *bchain // or a boundary guard's chain
+	k       int
+	call    *lua.LTable
+	invoked bool
+	out     Outcome
+	outTab  *lua.LTable
+}
+
+func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame) Outcome {
+	ch := &chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args}
+	if ch.callID == "" {
+		if parent != nil {
+			ch.callID = parent.childCallID()
+		} else {
+			ch.callID = i.newCallID()
+		}
+	}
+	out := ch.run()
+	out.CallID = ch.callID
+	return out
+}
+
+func (c *chain) run() Outcome {
+	if parentDepth(c.parent) >= maxDepth {
+		return Outcome{Status: StatusRefused, RefusedBy: ByReentry, Reason: fmt.Sprintf("calls nested deeper than %d", maxDepth)}
+	}
+	if d, n := c.reentered(); d != nil { // R4.9
+		return Outcome{Status: StatusRefused, RefusedBy: ByReentry,
+			Reason: fmt.Sprintf("registration %s (%s) is already on the lineage %d time(s); its :reentrant-depth allows %d", d.id, d.pos, n, n-1)}
+	}
+	budget := c.i.bot.RetryBudget
+	var out Outcome
+	for c.attempt = 1; ; c.attempt++ {
+		c.marks = c.marks[:0]
+		c.retry, c.floorSaw, c.floorArgs = false, false, nil
+		out = c.step(0, deepCopy(c.raw))
+		if !c.retry {
+			break
+		}
+		if c.attempt > budget { // R4.10: attempts 1..N+1
+			out = Outcome{Status: StatusRefused, RefusedBy: ByRetryBudget,
+				Reason: fmt.Sprintf("retry budget of %d spent (last retry: %s)", budget, c.retryWhy)}
+			break
+		}
+	}
+	if out.Status != StatusOK {
+		out = c.postFail(out)
+	}
+	return out
+}
+
+// frame returns the frame of one registration of this chain.
+func (c *chain) frame(r *registry, d *decl) *frame {
+	fr := c.parent.child(c.ctx, c.i, r, d, c.callID)
+	fr.seq = &c.seq
+	return fr
+}
+
+func parentDepth(f *frame) int {
+	if f == nil {
+		return 0
+	}
+	return f.depth
+}
+
+// reentered returns a registration of this chain already on the lineage
+// more often than its depth allows.
+func (c *chain) reentered() (*decl, int) {
+	base := c.i.rec.Lineage
+	check := func(d *decl, depth int) (*decl, int) {
+		if n := c.parent.onLineage(d.id, base); n > depth {
+			return d, n
+		}
+		return nil, 0
+	}
+	for _, g := range c.te.guards {
+		if d, n := check(&g.decl, g.depth); d != nil {
+			return d, n
+		}
+	}
+	for _, h := range c.te.hooks {
+		if d, n := check(&h.decl, h.depth); d != nil {
+			return d, n
+		}
+	}
+	if c.te.def != nil {
+		if d, n := check(&c.te.def.decl, 0); d != nil {
+			return d, n
+		}
+	}
+	return nil, 0
+}
+
+// step runs guard k, or past the last guard the floor, hooks and core.
+func (c *chain) step(k int, args any) Outcome {
+	if k >= len(c.te.guards) {
+		return c.inner(args)
+	}
+	g := c.te.guards[k]
+	r := g.reg
+	fr := c.frame(r, &g.decl)
+	gr := &guardRun{c: c, k: k}
+	fr.guard = gr
+	st := r.st
+	gr.call = c.callTable(st, args, true)
+	err := r.call(fr, luabind.Callback, g.fn, 1, gr.call, r.invokeFn)
+	if err != nil {
+		return Outcome{Status: StatusFailed, Error: errText(err)}
+	}
+	ret := st.L.Get(-1)
+	st.L.Pop(1)
+	if c.retry {
+		return Outcome{}
+	}
+	if t, ok := ret.(*lua.LTable); ok {
+		switch t.Metatable {
+		case retryMeta(st):
+			if gr.invoked {
+				return gr.out // the rest of the chain ran: a retry would run the core twice
+			}
+			c.retry = true
+			c.retryWhy = lua.LVAsString(t.RawGetString("reason"))
+			return Outcome{}
+		case refuseMeta(st):
+			return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOf(t, g)}
+		}
+	}
+	if gr.invoked {
+		return gr.out
+	}
+	return Outcome{Status: StatusRefused, RefusedBy: ByGuard,
+		Reason: fmt.Sprintf("guard at %s returned without calling invoke or refuse", g.pos)}
+}
+
+func reasonOf(t *lua.LTable, g *guardDecl) string {
+	if s, ok := t.RawGetString("reason").(lua.LString); ok && s != "" {
+		return string(s)
+	}
+	return "refused by the guard at " + g.pos
+}
+
+// fInvoke is invoke(args?) inside a guard (R4.3).
+func fInvoke(s *luabind.State) int {
+	r := regOf(s)
+	fr := r.top()
+	if fr == nil || fr.guard == nil {
+		s.L.RaiseError("invoke called outside its guard")
+	}
+	gr := fr.guard
+	if gr.invoked {
+		s.L.RaiseError("invoke called twice")
+	}
+	gr.invoked = true
+	if gr.b != nil {
+		gr.out = gr.b.step(gr.k + 1)
+		gr.outTab = outcomeTable(s, gr.out)
+		s.L.Push(gr.outTab)
+		return 1
+	}
+	var v lua.LValue
+	if s.L.GetTop() >= 1 {
+		v = s.L.Get(1)
+	} else {
+		v = gr.call.RawGetString("args")
+	}
+	args, err := s.FromLua(v)
+	if err != nil {
+		s.L.RaiseError("invoke: the argument is not plain data: %v", err)
+	}
+	gr.out = gr.c.step(gr.k+1, args)
+	if gr.c.retry {
+		gr.outTab = s.L.NewTable()
+	} else {
+		gr.outTab = outcomeTable(s, gr.out)
+	}
+	s.L.Push(gr.outTab)
+	return 1
+}
+
+// inner runs past the guards: floor (R4.4), :pre (R4.5), core (R4.6), :post (R4.7).
+func (c *chain) inner(args any) Outcome {
+	c.floorSaw, c.floorArgs = true, args
+	if reason, refused := c.i.e.floor(c.ctx, FloorCall{Instance: c.i.id, Path: c.te.path, Args: args, Marks: append([]string(nil), c.marks...)}); refused {
+		return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
+	}
+	for _, h := range c.te.hooks {
+		if h.pre == nil {
+			continue
+		}
+		r := h.reg
+		fr := c.frame(r, &h.decl)
+		if err := r.call(fr, luabind.Callback, h.pre, 0, c.callTable(r.st, args, false)); err != nil {
+			return Outcome{Status: StatusFailed, Error: errText(err)}
+		}
+	}
+	out := c.core(args)
+	if out.Status != StatusOK {
+		return out
+	}
+	for _, h := range c.te.hooks {
+		if h.post == nil {
+			continue
+		}
+		r := h.reg
+		fr := c.frame(r, &h.decl)
+		st := r.st
+		if err := r.call(fr, luabind.Callback, h.post, 1, c.callTable(st, args, false), outcomeTable(st, out)); err != nil {
+			return Outcome{Status: StatusFailed, Error: errText(err)}
+		}
+		d := st.L.Get(-1)
+		st.L.Pop(1)
+		if s, ok := d.(lua.LString); ok {
+			out.Diagnostics = append(out.Diagnostics, string(s))
+		}
+	}
+	return out
+}
+
+// core runs the tool's core exactly once (R4.6).
+func (c *chain) core(args any) Outcome {
+	te := c.te
+	if te.host != nil {
+		res, err := c.i.hostCore(c.ctx, te, args)
+		if err != nil {
+			return Outcome{Status: StatusFailed, Error: err.Error()}
+		}
+		return Outcome{Status: StatusOK, Result: res}
+	}
+	d := te.def
+	if err := d.input.check("input", args); err != nil {
+		return Outcome{Status: StatusRefused, RefusedBy: "schema", Reason: err.Error()}
+	}
+	r := d.reg
+	fr := c.frame(r, &d.decl)
+	st := r.st
+	if err := r.call(fr, luabind.Callback, d.fn, 1, fr.ctxTable(), st.ToLua(args)); err != nil {
+		return Outcome{Status: StatusFailed, Error: errText(err)}
+	}
+	v := st.L.Get(-1)
+	st.L.Pop(1)
+	res, err := st.FromLua(v)
+	if err != nil {
+		return Outcome{Status: StatusFailed, Error: fmt.Sprintf("tool %s (%s) returned %v", d.path, d.pos, err)}
+	}
+	if err := d.output.check("output", res); err != nil {
+		return Outcome{Status: StatusRefused, RefusedBy: "schema", Reason: err.Error()}
+	}
+	return Outcome{Status: StatusOK, Result: res}
+}
+
+// postFail runs the :post-fail hooks of a failed chain (R4.8).
+func (c *chain) postFail(out Outcome) Outcome {
+	hidden := !c.floorSaw && out.Status == StatusRefused
+	if out.Status == StatusRefused && (out.RefusedBy == ByCeiling || out.RefusedBy == ByReentry) {
+		return out
+	}
+	if out.Status == StatusRefused {
+		out.Hidden = hidden
+	}
+	for _, h := range c.te.hooks {
+		if h.postFail == nil {
+			continue
+		}
+		r := h.reg
+		st := r.st
+		fr := c.frame(r, &h.decl)
+		var call *lua.LTable
+		if hidden || !c.floorSaw {
+			call = c.callTable(st, nil, false)
+			call.RawSetString("args", lua.LNil)
+		} else {
+			call = c.callTable(st, c.floorArgs, false)
+		}
+		f := st.L.CreateTable(0, 4)
+		if out.Reason != "" {
+			f.RawSetString("reason", lua.LString(out.Reason))
+		}
+		by := out.RefusedBy
+		if out.Status == StatusFailed {
+			by = "error"
+		}
+		f.RawSetString("by", lua.LString(by))
+		f.RawSetString("hidden", lua.LBool(hidden))
+		if out.Error != "" {
+			f.RawSetString("error", lua.LString(out.Error))
+		}
+		if err := r.call(fr, luabind.Callback, h.postFail, 0, call, f); err != nil {
+			out.Diagnostics = append(out.Diagnostics, "post-fail hook failed: "+errText(err))
+		}
+	}
+	return out
+}
+
+// callTable builds the call record for a guard or hook (SPEC §10 Records).
+func (c *chain) callTable(st *luabind.State, args any, withMarks bool) *lua.LTable {
+	L := st.L
+	t := L.CreateTable(0, 6)
+	t.RawSetString("path", lua.LString(c.te.path))
+	if args != nil {
+		t.RawSetString("args", st.ToLua(args))
+	}
+	marks := st.NewList()
+	for _, m := range c.marks {
+		marks.Append(lua.LString(m))
+	}
+	t.RawSetString("marks", marks)
+	t.RawSetString("attempt", lua.LNumber(c.attempt))
+	t.RawSetString("instance", lua.LString(c.i.id))
+	t.RawSetString("call_id", lua.LString(c.callID))
+	return t
+}
+
+// outcomeTable converts an outcome for script; absent fields stay nil.
+func outcomeTable(st *luabind.State, o Outcome) *lua.LTable {
+	L := st.L
+	t := L.CreateTable(0, 4)
+	t.RawSetString("status", lua.LString(o.Status))
+	if o.Result != nil {
+		t.RawSetString("result", st.ToLua(o.Result))
+	}
+	if o.Status == StatusOK {
+		d := st.NewList()
+		for _, s := range o.Diagnostics {
+			d.Append(lua.LString(s))
+		}
+		t.RawSetString("diagnostics", d)
+	}
+	if o.Reason != "" {
+		t.RawSetString("reason", lua.LString(o.Reason))
+	}
+	if o.RefusedBy != "" {
+		t.RawSetString("refused_by", lua.LString(o.RefusedBy))
+	}
+	if o.Error != "" {
+		t.RawSetString("error", lua.LString(o.Error))
+	}
+	return t
+}
+
+// marker tables for refuse/retry, one metatable per state.
+func refuseMeta(st *luabind.State) lua.LValue { return markerMeta(st, "__attune_refuse") }
+func retryMeta(st *luabind.State) lua.LValue  { return markerMeta(st, "__attune_retry") }
+
+func markerMeta(st *luabind.State, name string) lua.LValue {
+	reg := st.L.Get(lua.RegistryIndex).(*lua.LTable)
+	m, ok := reg.RawGetString(name).(*lua.LTable)
+	if !ok {
+		m = st.L.NewTable()
+		reg.RawSetString(name, m)
+	}
+	return m
+}
+
+func fRefuse(s *luabind.State) int {
+	t := s.L.NewTable()
+	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
+	t.Metatable = refuseMeta(s)
+	s.L.Push(t)
+	return 1
+}
+
+func fRetry(s *luabind.State) int {
+	t := s.L.NewTable()
+	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
+	t.Metatable = retryMeta(s)
+	s.L.Push(t)
+	return 1
+}
+
+func guardOf(s *luabind.State, name string) *guardRun {
+	fr := regOf(s).top()
+	if fr == nil || fr.guard == nil || fr.guard.c == nil {
+		s.L.RaiseError("%s is only for tool guards", name)
+	}
+	return fr.guard
+}
+
+func fMark(s *luabind.State) int {
+	gr := guardOf(s, "mark")
+	label := s.CheckString("mark", 2)
+	for _, m := range gr.c.marks {
+		if m == label {
+			return 0
+		}
+	}
+	gr.c.marks = append(gr.c.marks, label)
+	syncMarks(s, gr)
+	return 0
+}
+
+func fUnmark(s *luabind.State) int {
+	gr := guardOf(s, "unmark")
+	label := s.CheckString("unmark", 2)
+	for k, m := range gr.c.marks {
+		if m == label {
+			gr.c.marks = append(gr.c.marks[:k], gr.c.marks[k+1:]...)
+			break
+		}
+	}
+	syncMarks(s, gr)
+	return 0
+}
+
+// syncMarks refreshes call.marks of the call table the guard was given.
+func syncMarks(s *luabind.State, gr *guardRun) {
+	if t, ok := s.L.Get(1).(*lua.LTable); ok {
+		marks := s.NewList()
+		for _, m := range gr.c.marks {
+			marks.Append(lua.LString(m))
+		}
+		t.RawSetString("marks", marks)
+	}
+}
+
+// fCallTool is call/tool PATH ARGS from script: never throws (SPEC §10).
+func fCallTool(s *luabind.State) int {
+	r := regOf(s)
+	fr := r.top()
+	path := s.CheckString("call/tool", 1)
+	args, err := s.FromLua(s.L.Get(2))
+	var out Outcome
+	if err != nil {
+		out = Outcome{Status: StatusFailed, Error: "call/tool: the argument is not plain data: " + err.Error()}
+	} else {
+		out = fr.inst.toolFrom(fr, path, args)
+	}
+	s.L.Push(outcomeTable(s, out))
+	return 1
+}
+
+// toolFrom runs a nested call from a callback: it carries the caller's
+// lineage (R4.9) and never takes the fast path's shortcut past re-entry.
+func (i *Instance) toolFrom(fr *frame, path string, args any) Outcome {
+	set := fr.reg.set
+	if set.inst != i {
+		set = i.cur.Load()
+	}
+	if set == nil {
+		return Outcome{Status: StatusFailed, Error: "instance " + i.id + " is not running"}
+	}
+	te := set.toolTable().m[path]
+	if te == nil {
+		return Outcome{Status: StatusFailed, Error: "no tool named " + path}
+	}
+	if !te.allowed {
+		return Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
+	}
+	return i.runChain(fr.ctx, set, te, ToolCall{Path: path, Args: args}, fr)
+}
+
+// errText is the text of a script failure.
+func errText(err error) string {
+	return err.Error()
+}
+
+// deepCopy copies plain data so no step sees another's edits.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case []any:
+		c := make([]any, len(x))
+		for k, e := range x {
+			c[k] = deepCopy(e)
+		}
+		return c
+	case map[string]any:
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			c[k] = deepCopy(e)
+		}
+		return c
+	}
+	return v
+}

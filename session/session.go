@@ -1,0 +1,299 @@
+// Package session is the session store's side of the engine: the journal
+// of a session (boundaries, host deliveries, tool calls, notes and their
+// consumption), the notebook that numbers, places, consumes and expires
+// notes, and the loop-end merge of host addenda with behavior notes.
+//
+// It never loads programs and never dispatches boundaries (SPEC R1.10):
+// it imports neither the Lua binding nor the engine. The engine records
+// into it and reads it back for replay and hydration.
+//
+// Journal and Book are safe for concurrent use.
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"attune/store"
+)
+
+// Entry types of the journal.
+const (
+	TurnBegin  = "turn-begin"
+	TurnEnd    = "turn-end"
+	RoundBegin = "round-begin"
+	RoundEnd   = "round-end"
+	Read       = "read"    // an admit/read delivery
+	Core       = "core"    // a host tool core's outcome
+	Tool       = "tool"    // a tool call made by the host
+	Emit       = "note"    // a note emitted
+	Consume    = "consume" // a note consumed (placed or consumed by the host)
+	Method     = "method"  // a method call made by the host
+	Command    = "command" // a pack command run by the host
+	Repin      = "repin"   // a re-attuned pin applied at a turn start
+)
+
+// Entry is one journal record. Fields that do not apply are zero.
+type Entry struct {
+	Type   string `json:"t"`
+	Turn   int    `json:"turn,omitempty"`
+	Round  int    `json:"round,omitempty"`
+	Status string `json:"status,omitempty"`
+
+	Input        any     `json:"input,omitempty"`
+	ContextFresh bool    `json:"context_fresh,omitempty"`
+	HostContinue bool    `json:"host_continue,omitempty"`
+	Output       *string `json:"output,omitempty"`
+	Continue     bool    `json:"continue,omitempty"`
+
+	Key    string `json:"key,omitempty"`
+	Value  any    `json:"value,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Path   string `json:"path,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+	Owner  string `json:"owner,omitempty"`
+	Name   string `json:"name,omitempty"` // method or command name
+	Auth   bool   `json:"auth,omitempty"`
+
+	Note *Note `json:"note,omitempty"`
+	ID   string `json:"id,omitempty"` // consumed note id
+
+	// Revs are session owners' revisions at a turn end (for rollback).
+	Revs map[string]int64 `json:"revs,omitempty"`
+	// Gen counts rollbacks; boundary call ids include it.
+	Gen int `json:"gen,omitempty"`
+}
+
+// Journal is one session's append-only record in the store. Entries are
+// buffered and written at Flush (the engine flushes at every boundary).
+type Journal struct {
+	st  store.Store
+	log string
+
+	mu  sync.Mutex
+	buf []Entry
+}
+
+// LogName is the store log of a session's journal.
+func LogName(session string) string { return "journal/" + session }
+
+// OpenJournal opens a session's journal.
+func OpenJournal(st store.Store, session string) *Journal {
+	return &Journal{st: st, log: LogName(session)}
+}
+
+// Add buffers an entry.
+func (j *Journal) Add(e Entry) {
+	j.mu.Lock()
+	j.buf = append(j.buf, e)
+	j.mu.Unlock()
+}
+
+// Flush writes the buffered entries durably, in one append.
+func (j *Journal) Flush(ctx context.Context) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.buf) == 0 {
+		return nil
+	}
+	data := make([][]byte, len(j.buf))
+	for k, e := range j.buf {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("journal %s: %w", j.log, err)
+		}
+		data[k] = b
+	}
+	if _, err := j.st.Append(ctx, j.log, store.Any, data, nil); err != nil {
+		return fmt.Errorf("journal %s: %w", j.log, err)
+	}
+	j.buf = j.buf[:0]
+	return nil
+}
+
+// Entries flushes, then returns every entry in order.
+func (j *Journal) Entries(ctx context.Context) ([]Entry, error) {
+	if err := j.Flush(ctx); err != nil {
+		return nil, err
+	}
+	raw, err := j.st.Read(ctx, j.log, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, len(raw))
+	for k, r := range raw {
+		if err := json.Unmarshal(r.Data, &out[k]); err != nil {
+			return nil, fmt.Errorf("journal %s entry %d: %w", j.log, r.Seq, err)
+		}
+	}
+	return out, nil
+}
+
+// Truncate keeps the first n entries (rollback).
+func (j *Journal) Truncate(ctx context.Context, n int) error {
+	if err := j.Flush(ctx); err != nil {
+		return err
+	}
+	return j.st.Truncate(ctx, j.log, int64(n))
+}
+
+// Note is text a behavior adds to the model's context (SPEC §0, R3.7).
+type Note struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"` // "ambient" or "activating"
+	Text    string `json:"text"`
+	Program string `json:"program,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
+	Round   int    `json:"round,omitempty"`
+	Phase   string `json:"phase,omitempty"` // "turn/start", "round/end"...
+	Placed  bool   `json:"placed,omitempty"`
+	Expired bool   `json:"expired,omitempty"`
+}
+
+// Note kinds.
+const (
+	Ambient    = "ambient"
+	Activating = "activating"
+)
+
+// Book numbers, places, consumes and expires the notes of a session.
+type Book struct {
+	session string
+	mu      sync.Mutex
+	seq     int
+	notes   []*Note
+	byID    map[string]*Note
+}
+
+// NewBook returns an empty notebook for a session.
+func NewBook(session string) *Book {
+	return &Book{session: session, byID: map[string]*Note{}}
+}
+
+// NewID reserves a new note id; every emission gets one (R3.7).
+func (b *Book) NewID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	return b.session + ":n" + strconv.Itoa(b.seq)
+}
+
+// Add records an emitted note (with an id from NewID). The order of Add is
+// the emission order placement follows; old notes are never withdrawn.
+func (b *Book) Add(n Note) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := n
+	b.notes = append(b.notes, &c)
+	b.byID[c.ID] = &c
+}
+
+// Adopt restores a recorded note (hydration) without emitting it again.
+func (b *Book) Adopt(n Note) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.byID[n.ID]; ok {
+		return
+	}
+	c := n
+	b.notes = append(b.notes, &c)
+	b.byID[c.ID] = &c
+	b.seq++
+}
+
+// Notes returns a copy of every note, in emission order.
+func (b *Book) Notes() []Note {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Note, len(b.notes))
+	for k, n := range b.notes {
+		out[k] = *n
+	}
+	return out
+}
+
+// Place consumes every note not yet placed and not expired, in emission
+// order (R3.7), and returns them.
+func (b *Book) Place() []Note {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Note
+	for _, n := range b.notes {
+		if !n.Placed && !n.Expired {
+			n.Placed = true
+			out = append(out, *n)
+		}
+	}
+	return out
+}
+
+// Consume places one note; a consumed or expired note throws (R3.7).
+func (b *Book) Consume(id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, ok := b.byID[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("note %s does not exist in session %s", id, b.session)
+	case n.Placed:
+		return fmt.Errorf("note %s already consumed", id)
+	case n.Expired:
+		return fmt.Errorf("note %s expired", id)
+	}
+	n.Placed = true
+	return nil
+}
+
+// MarkConsumed records a consumption read back from the journal.
+func (b *Book) MarkConsumed(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n, ok := b.byID[id]; ok {
+		n.Placed = true
+	}
+}
+
+// Seal expires every note never placed (turn end).
+func (b *Book) Seal() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, n := range b.notes {
+		if !n.Placed {
+			n.Expired = true
+		}
+	}
+	// Sealed notes can no longer change: keep only their ids' verdicts.
+}
+
+// Get returns a note by id.
+func (b *Book) Get(id string) (Note, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, ok := b.byID[id]
+	if !ok {
+		return Note{}, false
+	}
+	return *n, true
+}
+
+// Reset forgets every note (rollback rebuilds the book from the journal).
+func (b *Book) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.notes, b.byID, b.seq = nil, map[string]*Note{}, 0
+}
+
+// LoopEnd is what the host gets when a turn's loop ends: its own addenda
+// and the behaviors' notes, side by side; neither replaces the other (R3.8).
+type LoopEnd struct {
+	Addenda []string `json:"addenda"`
+	Notes   []Note   `json:"notes"`
+}
+
+// Merge joins host addenda with behavior notes.
+func Merge(addenda []string, notes []Note) LoopEnd {
+	return LoopEnd{Addenda: append([]string{}, addenda...), Notes: append([]Note{}, notes...)}
+}
