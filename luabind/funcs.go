@@ -138,3 +138,9 @@ func TypeName(v lua.LValue) string {
 	}
 	return v.Type().String()
 }
+
+// NewFunc returns f as a Lua function value (not installed as a global),
+// passing through the same choke point as installed functions.
+func (s *State) NewFunc(f *Func) *lua.LFunction {
+	return s.L.NewFunction(s.wrap(f))
+}
