@@ -1,0 +1,170 @@
+package config
+
+import (
+	"errors"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Error is one problem in a configuration: where it is and what is wrong.
+// It prints as "FILE:LINE: PATH: MSG" (attune.toml:12: bots.main.ceilng:
+// unknown key; did you mean "ceiling"?). Parts that are unknown are left
+// out: Line is 0 when the position is not known, Col is set only for TOML
+// syntax errors and the source checks, Path is empty when the problem is not
+// about one key.
+type Error struct {
+	File string // the file the configuration came from; "" when none
+	Line int    // 1-based; 0 when unknown
+	Col  int    // 1-based byte column; 0 when unknown
+	Path string // the key path, e.g. bots.main.behaviors[1]
+	Msg  string
+
+	err error // the cause, for errors.Is and errors.As
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	switch {
+	case e.File != "" && e.Line > 0:
+		b.WriteString(e.File)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+	case e.File != "":
+		b.WriteString(e.File)
+	case e.Line > 0:
+		b.WriteString("line ")
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	if e.Line > 0 && e.Col > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Col))
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Unwrap returns the underlying cause (an os error for a file that cannot
+// be read, the toml.ParseError of a syntax error), or nil.
+func (e *Error) Unwrap() error { return e.err }
+
+// List is several configuration problems, in the order of the file. Its
+// Error prints one problem per line.
+type List struct {
+	Errors []*Error
+}
+
+func (l *List) Error() string {
+	lines := make([]string, len(l.Errors))
+	for i, e := range l.Errors {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the problems, so that errors.As finds an *Error in a List.
+func (l *List) Unwrap() []error {
+	errs := make([]error, len(l.Errors))
+	for i, e := range l.Errors {
+		errs[i] = e
+	}
+	return errs
+}
+
+// Errors returns the problems an error of this package holds: the Errors of
+// a *List, or the *Error itself. It returns nil for nil and for errors that
+// are neither.
+func Errors(err error) []*Error {
+	var l *List
+	if errors.As(err, &l) {
+		return l.Errors
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return []*Error{e}
+	}
+	return nil
+}
+
+// join turns collected problems into the error to return: nil, the one
+// *Error, or a *List ordered by position (problems whose line is unknown
+// last, in the order they were found).
+func join(errs []*Error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, b := errs[i], errs[j]
+		if (a.Line == 0) != (b.Line == 0) {
+			return b.Line == 0
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	return &List{Errors: errs}
+}
+
+// suggest returns `; did you mean "X"?` for the candidate closest to key,
+// or "" when none is close.
+func suggest(key string, candidates []string) string {
+	best, bestDist := "", -1
+	lk := strings.ToLower(key)
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		d := distance(lk, lc)
+		limit := max(1, min(len(lk), len(lc))/3)
+		close := d <= limit ||
+			(len(lk) >= 4 && (strings.HasPrefix(lc, lk) || strings.HasPrefix(lk, lc)))
+		if close && (bestDist < 0 || d < bestDist) {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + strconv.Quote(best) + "?"
+}
+
+// distance is the edit distance between a and b in bytes, counting an
+// insertion, a deletion, a substitution or a swap of two neighbours as one
+// edit (gaol is one edit from goal). Keys are short; anything long is far
+// from every candidate anyway.
+func distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return max(len(a), len(b))
+	}
+	// d[i][j] is the distance between a[:i] and b[:j].
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
