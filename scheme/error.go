@@ -1,0 +1,20 @@
+package scheme
+
+// Error is a reader or translator error at a position in a .scm file. Its
+// message is "FILE:LINE:COL: message" for the reader and
+// "FILE:LINE:COL: FORM: message" for the translator, where FORM names the
+// special form that was misused.
+type Error struct {
+	Pos
+	Form string // the form being lowered; "" for reader errors
+	Msg  string
+
+	luaSyntax bool // the generated Lua did not parse: a translator bug
+}
+
+func (e *Error) Error() string {
+	if e.Form != "" {
+		return e.Pos.String() + ": " + e.Form + ": " + e.Msg
+	}
+	return e.Pos.String() + ": " + e.Msg
+}
