@@ -140,8 +140,7 @@ func (p *Postgres) conn(ctx context.Context, op string, fn func(c *pgx.Conn) err
 
 // tx runs fn in a transaction (READ COMMITTED) and commits when it returns
 // nil. The commit does not heed ctx: once the work is done, a cancellation
-// must not leave the caller unsure whether it was committed. Errors that fn
-// returns from the store's own checks pass through unchanged.
+// must not leave the caller unsure whether it was committed.
 func (p *Postgres) tx(ctx context.Context, op string, fn func(tx pgx.Tx) error) error {
 	return p.conn(ctx, op, func(c *pgx.Conn) error {
 		tx, err := c.Begin(ctx)
@@ -152,26 +151,12 @@ func (p *Postgres) tx(ctx context.Context, op string, fn func(tx pgx.Tx) error) 
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
 			tx.Rollback(rctx)
-			if isStoreError(err) {
-				return err
-			}
 			return pgErr(op, err)
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		return pgErr(op, tx.Commit(cctx))
 	})
-}
-
-// storeError marks an error the store made itself (a stale length, a call
-// record), which needs no further wrapping.
-type storeError struct{ error }
-
-func (e storeError) Unwrap() error { return e.error }
-
-func isStoreError(err error) bool {
-	var se storeError
-	return errors.As(err, &se)
 }
 
 // lockLog takes the advisory lock that serializes the writers of one log
@@ -307,66 +292,104 @@ func (p *Postgres) ListRecords(ctx context.Context, kind, prefix string) ([]stri
 	return keys, nil
 }
 
-// Append implements Store.
+// Append implements Store. It costs two round trips: BEGIN, the log's lock,
+// its length and the call record in one pipelined batch; the inserts and
+// COMMIT in another.
 func (p *Postgres) Append(ctx context.Context, log string, expected int64, entries [][]byte, call *CallRecord) (int64, error) {
 	if err := checkAppend(expected, call); err != nil {
 		return 0, err
 	}
 	var n int64
-	err := p.tx(ctx, "append", func(tx pgx.Tx) error {
-		if err := lockLog(ctx, tx, log); err != nil {
-			return err
+	err := p.conn(ctx, "append", func(c *pgx.Conn) error {
+		// Each statement of the batch takes its own snapshot (READ
+		// COMMITTED), so the length is read after the lock is held and
+		// sees what the previous holder committed.
+		b := &pgx.Batch{}
+		b.Queue(`BEGIN`)
+		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, pgLockClass, log)
+		b.Queue(`SELECT coalesce(max(seq), 0) FROM attune_logs WHERE log = $1`, log)
+		if call != nil {
+			b.Queue(`SELECT input, result, revision FROM attune_calls WHERE log = $1 AND id = $2`, log, call.ID)
 		}
-		// Read after the lock: in READ COMMITTED each statement sees what
-		// the previous holder of the lock committed.
-		var err error
-		if n, err = pgLength(ctx, tx, log); err != nil {
-			return err
+		var stored *CallRecord
+		br := c.SendBatch(ctx, b)
+		_, err := br.Exec()
+		if err == nil {
+			_, err = br.Exec()
 		}
-		if call != nil { // R5.6: the call id first
-			var stored CallRecord
-			err := tx.QueryRow(ctx, `SELECT input, result, revision FROM attune_calls WHERE log = $1 AND id = $2`,
-				log, call.ID).Scan(&stored.Input, &stored.Result, &stored.Revision)
-			switch {
-			case err == nil:
-				stored.ID, stored.Input, stored.Result = call.ID, nonNil(stored.Input), nonNil(stored.Result)
-				return storeError{checkCall(log, stored, call)}
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
+		if err == nil {
+			err = br.QueryRow().Scan(&n)
+		}
+		if err == nil && call != nil {
+			rec := CallRecord{ID: call.ID}
+			err = br.QueryRow().Scan(&rec.Input, &rec.Result, &rec.Revision)
+			if err == nil {
+				rec.Input, rec.Result = nonNil(rec.Input), nonNil(rec.Result)
+				stored = &rec
+			} else if errors.Is(err, pgx.ErrNoRows) {
+				err = nil
 			}
 		}
-		if expected != Any && expected != n { // R5.5
-			return storeError{staleError(log, n, expected)}
+		if cerr := br.Close(); err == nil {
+			err = cerr
 		}
-		if len(entries) == 0 && call == nil {
+		switch {
+		case err != nil:
+			rollback(ctx, c)
+			return pgErr("append", err)
+		case stored != nil: // R5.6: the call id first
+			rollback(ctx, c)
+			return checkCall(log, *stored, call)
+		case expected != Any && expected != n: // R5.5
+			rollback(ctx, c)
+			return staleError(log, n, expected)
+		case len(entries) == 0 && call == nil:
+			rollback(ctx, c)
 			return nil
 		}
+		if err := ctx.Err(); err != nil {
+			rollback(ctx, c)
+			return err
+		}
+
+		// From here on ctx is not heeded: once the inserts are sent, a
+		// cancellation must not leave the caller unsure of the commit.
+		b = &pgx.Batch{}
 		if len(entries) > 0 {
-			_, err := tx.Exec(ctx, `INSERT INTO attune_logs (log, seq, data)
+			b.Queue(`INSERT INTO attune_logs (log, seq, data)
 				SELECT $1, $2 + t.ord, t.data FROM unnest($3::bytea[]) WITH ORDINALITY AS t(data, ord)`,
 				log, n, nonNilAll(entries))
-			if err != nil {
-				return err
-			}
-			n += int64(len(entries))
 		}
+		end := n + int64(len(entries))
 		if call != nil {
-			_, err := tx.Exec(ctx, `INSERT INTO attune_calls (log, id, input, result, revision) VALUES ($1, $2, $3, $4, $5)`,
-				log, call.ID, nonNil(call.Input), nonNil(call.Result), n)
-			if err != nil {
-				return err
-			}
+			b.Queue(`INSERT INTO attune_calls (log, id, input, result, revision) VALUES ($1, $2, $3, $4, $5)`,
+				log, call.ID, nonNil(call.Input), nonNil(call.Result), end)
 		}
+		b.Queue(`COMMIT`)
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := c.SendBatch(wctx, b).Close(); err != nil {
+			rollback(ctx, c)
+			return pgErr("append", err)
+		}
+		n = end
 		return nil
 	})
-	if err != nil {
-		var se storeError
-		if errors.As(err, &se) {
-			return n, se.error
-		}
+	if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrCallExists) && !errors.Is(err, ErrCallConflict) {
 		return 0, err
 	}
-	return n, nil
+	return n, err
+}
+
+// rollback ends the transaction a failed or refused append left open; a
+// connection it cannot be done on is closed when it goes back to the pool.
+func rollback(ctx context.Context, c *pgx.Conn) {
+	if c.IsClosed() || c.PgConn().TxStatus() == 'I' {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	c.Exec(rctx, `ROLLBACK`)
 }
 
 // Read implements Store.
