@@ -51,6 +51,7 @@ type bchain struct {
 	guards []*guardDecl
 	rec    map[string]any
 	callID string
+	thread thread
 }
 
 func (b *bchain) step(k int) Outcome {
@@ -60,6 +61,7 @@ func (b *bchain) step(k int) Outcome {
 	g := b.guards[k]
 	r := g.reg
 	fr := (*frame)(nil).child(b.ctx, b.i, r, &g.decl, b.callID)
+	fr.thread = &b.thread
 	gr := &guardRun{b: b, k: k}
 	fr.guard = gr
 	st := r.st

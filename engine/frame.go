@@ -24,6 +24,10 @@ type frame struct {
 	calls         []string
 	hostAuthority bool
 	depth         int
+	// thread is the logical thread of control the frame runs on: nested
+	// calls share it, parallel hooks each get their own. A registry held by
+	// a thread is re-entered by that thread without waiting.
+	thread *thread
 	// seq numbers the nested calls made under callID (shared by every
 	// frame of one call, so nested ids never collide).
 	seq *int64
@@ -41,12 +45,14 @@ const maxDepth = 32
 func (f *frame) child(ctx context.Context, inst *Instance, r *registry, d *decl, callID string) *frame {
 	c := &frame{parent: f, ctx: ctx, inst: inst, reg: r, decl: d, callID: callID, seq: new(int64)}
 	if f != nil {
+		c.thread = f.thread
 		c.hostAuthority = f.hostAuthority
 		c.depth = f.depth + 1
 		c.notes = f.notes
 		c.lineage = append(append(make([]string, 0, len(f.lineage)+1), f.lineage...), d.id)
 		c.calls = f.calls
 	} else {
+		c.thread = new(thread)
 		base := inst.rec.Lineage
 		c.lineage = append(append(make([]string, 0, len(base)+1), base...), d.id)
 	}
@@ -89,3 +95,6 @@ func (f *frame) childCallID() string {
 	*f.seq++
 	return f.callID + "/" + strconv.FormatInt(*f.seq, 10)
 }
+
+// thread identifies one logical thread of control (see frame.thread).
+type thread struct{ _ byte }

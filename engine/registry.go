@@ -28,7 +28,7 @@ type registry struct {
 	set     *regSet // the set it was loaded into
 
 	sema   chan struct{}
-	holder atomic.Pointer[frame] // the frame chain holding sema (nil when free)
+	holder atomic.Pointer[thread] // the thread holding sema (nil when free)
 	frames []*frame
 
 	tools       []*toolDecl
@@ -195,10 +195,8 @@ func (r *registry) top() *frame {
 // at most for the callback budget, so two chains that wait on each other
 // fail instead of hanging.
 func (r *registry) acquire(fr *frame) (func(), error) {
-	for f := fr; f != nil; f = f.parent {
-		if r.holder.Load() == f {
-			return func() {}, nil
-		}
+	if fr.thread != nil && r.holder.Load() == fr.thread {
+		return func() {}, nil
 	}
 	select {
 	case r.sema <- struct{}{}:
@@ -211,7 +209,7 @@ func (r *registry) acquire(fr *frame) (func(), error) {
 			return nil, fmt.Errorf("cancelled: time budget (program %s is busy in another call)", r.program)
 		}
 	}
-	r.holder.Store(fr)
+	r.holder.Store(fr.thread)
 	return func() {
 		r.holder.Store(nil)
 		<-r.sema

@@ -157,6 +157,7 @@ type chain struct {
 	marks   []string
 
 	seq       int64 // nested call ids under callID
+	thread    *thread
 	floorSaw  bool
 	floorArgs any
 	retry     bool
@@ -175,7 +176,10 @@ type guardRun struct {
 }
 
 func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame) Outcome {
-	ch := &chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args}
+	ch := &chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args, thread: new(thread)}
+	if parent != nil {
+		ch.thread = parent.thread
+	}
 	if ch.callID == "" {
 		if parent != nil {
 			ch.callID = parent.childCallID()
@@ -221,6 +225,7 @@ func (c *chain) run() Outcome {
 func (c *chain) frame(r *registry, d *decl) *frame {
 	fr := c.parent.child(c.ctx, c.i, r, d, c.callID)
 	fr.seq = &c.seq
+	fr.thread = c.thread
 	return fr
 }
 

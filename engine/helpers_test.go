@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"testing/fstest"
+
+	"attune/config"
+	"attune/pin"
+	"attune/store"
+)
+
+// testEngine builds an engine on a memory store with a scratch pack.
+func testEngine(t testing.TB, cfgTOML string, programs map[string]string, o ...func(*Options)) *Engine {
+	t.Helper()
+	cfg, err := config.Parse("attune.toml", []byte(cfgTOML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	for name, src := range programs {
+		fsys[name] = &fstest.MapFile{Data: []byte(src)}
+	}
+	opts := Options{Config: cfg, Store: store.NewMemory(), PacksFirst: []pin.Pack{{Name: "scratch", FS: fsys}}}
+	for _, f := range o {
+		f(&opts)
+	}
+	e, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func start(t testing.TB, e *Engine, id, bot string) *Instance {
+	t.Helper()
+	i, err := e.Start(context.Background(), StartOptions{ID: id, Bot: bot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
+func echoTool(path string, effects ...string) HostTool {
+	return HostTool{Path: path, Effects: effects, Core: func(_ context.Context, args any) (any, error) { return args, nil }}
+}

@@ -1,0 +1,272 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"attune/luabind"
+	"attune/pin"
+	"attune/session"
+	"attune/store"
+)
+
+// ReplayResult is what a replay emitted: returned, never journaled or placed.
+type ReplayResult struct {
+	Notes []Note
+	// Steps counts the recorded boundaries and calls that were re-run.
+	Steps int
+}
+
+// Replay re-runs every recorded boundary and tool call of the instance's
+// session, in order, through fresh registries of the session's pin,
+// answering admit/read and host cores from the journal without calling the
+// host; method calls return their recorded results (R3.10, R5.6).
+func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
+	if i.closed.Load() {
+		return ReplayResult{}, fmt.Errorf("instance %s is not running", i.id)
+	}
+	entries, err := i.sess.j.Entries(ctx)
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	p, err := pin.Load(ctx, i.e.st, i.id)
+	if err != nil {
+		return ReplayResult{}, fmt.Errorf("replay %s: %w", i.id, err)
+	}
+	// A shadow instance: same id, session and bot, fresh registries, not live.
+	sh := &Instance{e: i.e, rec: i.rec, id: i.id, bot: i.bot, ceiling: i.ceiling, nonce: "replay"}
+	rp := newReplayer(entries)
+	sh.sess = &sessionState{i: sh, j: i.sess.j, book: session.NewBook(i.rec.Session + ":replay"), rp: rp}
+	set, err := i.e.newSet(ctx, sh, p)
+	if err != nil {
+		return ReplayResult{}, fmt.Errorf("replay %s: %w", i.id, err)
+	}
+	sh.cur.Store(set)
+	defer sh.release()
+	res := ReplayResult{}
+	for _, en := range entries {
+		sh.sess.gen = en.Gen
+		switch en.Type {
+		case session.Repin:
+			// The journal does not name the older pin: replay runs the
+			// session's pin throughout.
+		case session.TurnBegin:
+			if sh.sess.inTurn {
+				_, _ = sh.EndTurn(ctx)
+			}
+			_, err = sh.BeginTurn(ctx, TurnInput{Input: en.Input, ContextFresh: en.ContextFresh})
+			res.Steps++
+		case session.RoundBegin:
+			if sh.sess.inTurn {
+				_, err = sh.BeginRound(ctx)
+				res.Steps++
+			}
+		case session.RoundEnd:
+			if sh.sess.inRound {
+				_, err = sh.EndRound(ctx, RoundEnd{HostContinue: en.HostContinue, Output: en.Output})
+				res.Steps++
+			}
+		case session.TurnEnd:
+			if sh.sess.inTurn {
+				_, err = sh.EndTurn(ctx)
+				res.Steps++
+			}
+		case session.Tool:
+			sh.Tool(ctx, ToolCall{Path: en.Path, Args: en.Value, CallID: en.CallID})
+			res.Steps++
+		case session.Method:
+			replayMethod(ctx, sh, en)
+			res.Steps++
+		case session.Command:
+			sh.Command(ctx, en.Name, fmt.Sprint(en.Input))
+			res.Steps++
+		}
+		if err != nil {
+			return res, fmt.Errorf("replay %s: %w", i.id, err)
+		}
+	}
+	res.Notes = rp.notes
+	return res, nil
+}
+
+// Hydrate rebuilds the instance's session from its journal, as after a
+// crash (also in the middle of a turn): the open turn and round, the notes
+// and their consumption, with fresh registries of the same pin. It runs no
+// hook and emits nothing (R3.11).
+func (i *Instance) Hydrate(ctx context.Context) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed.Load() {
+		return fmt.Errorf("instance %s is not running", i.id)
+	}
+	p, err := pin.Load(ctx, i.e.st, i.id)
+	if err != nil {
+		return fmt.Errorf("hydrate %s: %w", i.id, err)
+	}
+	set, err := i.e.newSet(ctx, i, p)
+	if err != nil {
+		return fmt.Errorf("hydrate %s: %w", i.id, err)
+	}
+	sess, err := i.e.openSession(ctx, i)
+	if err != nil {
+		set.release()
+		return err
+	}
+	if old := i.cur.Swap(set); old != nil {
+		old.release()
+	}
+	if i.turnSet != nil {
+		i.turnSet.release()
+		i.turnSet = nil
+	}
+	if i.pending != nil {
+		i.pending.release()
+		i.pending = nil
+	}
+	i.sess = sess
+	if sess.inTurn {
+		if set.acquire() {
+			i.turnSet = set
+		}
+	}
+	return nil
+}
+
+// Rollback rolls the session back to the end of turn toTurn: the journal
+// and the session's owners return to what they were then. Project and
+// global owners are never touched (R5.9).
+func (i *Instance) Rollback(ctx context.Context, toTurn int) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	entries, err := i.sess.j.Entries(ctx)
+	if err != nil {
+		return err
+	}
+	cut, revs := -1, map[string]int64(nil)
+	if toTurn <= 0 {
+		cut = 0
+	}
+	for k, en := range entries {
+		if en.Type == session.TurnEnd && en.Turn == toTurn {
+			cut, revs = k+1, en.Revs
+		}
+	}
+	if cut < 0 {
+		return fmt.Errorf("rollback %s: turn %d never ended in session %s", i.id, toTurn, i.rec.Session)
+	}
+	if err := truncateOwners(ctx, i, revs); err != nil {
+		return err
+	}
+	gen := 0
+	for _, en := range entries {
+		if en.Gen > gen {
+			gen = en.Gen
+		}
+	}
+	if err := i.sess.j.Truncate(ctx, cut); err != nil {
+		return err
+	}
+	// The next boundaries get call ids of a new generation, so they never
+	// collide with the rolled-back ones' recorded results.
+	sess, err := i.e.openSession(ctx, i)
+	if err != nil {
+		return err
+	}
+	sess.gen = gen + 1
+	if i.turnSet != nil {
+		i.turnSet.release()
+		i.turnSet = nil
+	}
+	i.sess = sess
+	if sess.inTurn {
+		if set, err := i.live(); err == nil {
+			i.turnSet = set
+		}
+	}
+	return nil
+}
+
+// Kinds of child (R3.12).
+const (
+	RoleWorker   = "worker"
+	RoleExaminer = "examiner"
+)
+
+// SpawnOptions name a child instance.
+type SpawnOptions struct {
+	ID   string
+	Bot  string
+	Role string // worker (default) or examiner
+}
+
+// Spawn starts a child: its own bot's selection and registries (R2.3), a
+// new session, and the parent's lineage (R3.12).
+func (i *Instance) Spawn(ctx context.Context, o SpawnOptions) (*Instance, error) {
+	if i.closed.Load() {
+		return nil, fmt.Errorf("instance %s is not running", i.id)
+	}
+	if o.Role == "" {
+		o.Role = RoleWorker
+	}
+	if o.Role != RoleWorker && o.Role != RoleExaminer {
+		return nil, fmt.Errorf("spawn: kind %q: want worker or examiner", o.Role)
+	}
+	if o.Bot == "" {
+		o.Bot = i.rec.Bot
+	}
+	if o.ID == "" {
+		o.ID = i.e.nextID(i.id + "/child")
+	}
+	lineage := append([]string(nil), i.rec.Lineage...)
+	lineage = append(lineage, "spawn:"+i.id)
+	rec, err := i.e.loadRecord(ctx, o.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		rec = &instanceRecord{Bot: o.Bot, Kind: KindChild, Role: o.Role, Session: i.e.nextID(o.ID + "/s"), Parent: i.id, Lineage: lineage}
+	case err != nil:
+		return nil, err
+	}
+	return i.e.open(ctx, o.ID, rec)
+}
+
+// CommandResult is what running a pack command returns.
+type CommandResult struct {
+	Status string
+	Error  string
+	Notes  []Note
+}
+
+// Command runs pack command NAME (/NAME TEXT): its file is loaded from the
+// pinned blob into the instance's registry set when first invoked.
+func (i *Instance) Command(ctx context.Context, name, text string) CommandResult {
+	set, err := i.live()
+	if err != nil {
+		return CommandResult{Status: StatusFailed, Error: err.Error()}
+	}
+	defer set.release()
+	r, err := set.command(ctx, name)
+	if err != nil {
+		return CommandResult{Status: StatusFailed, Error: err.Error()}
+	}
+	callID := i.newCallID()
+	d := &decl{id: r.id + ".command", reg: r, pos: r.file}
+	fr := (*frame)(nil).child(ctx, i, r, d, callID)
+	sink := &noteSink{phase: "command"}
+	fr.notes = sink
+	err = r.call(fr, luabind.Callback, r.command, 0, fr.ctxTable(), lua.LString(text))
+	i.sess.emit(sink.notes)
+	if i.sess.journaling.Load() {
+		i.sess.record(session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID})
+	}
+	ferr := i.sess.flush(ctx)
+	if err != nil {
+		return CommandResult{Status: StatusFailed, Error: errText(err), Notes: sink.notes}
+	}
+	if ferr != nil {
+		return CommandResult{Status: StatusFailed, Error: ferr.Error(), Notes: sink.notes}
+	}
+	return CommandResult{Status: StatusOK, Notes: sink.notes}
+}
