@@ -6,7 +6,7 @@
 #   bash .ci/postgres.sh stop          # stops the cluster again
 #
 # PostgreSQL is installed with apt-get when no server binaries are found under
-# /usr/lib/postgresql/*/bin. The cluster lives in $ATTUNE_PG_ROOT (default
+# /usr/lib/postgresql/*/bin ($ATTUNE_PG_LIBDIR). The cluster lives in $ATTUNE_PG_ROOT (default
 # /tmp/attune-postgres), belongs to the postgres user, trusts local
 # connections and listens only on a Unix socket in that folder (mode 0700),
 # never on TCP. Running the script again reuses a running cluster, restarts a
@@ -20,6 +20,7 @@ set -u
 root=${ATTUNE_PG_ROOT:-/tmp/attune-postgres}
 port=${ATTUNE_PG_PORT:-55432}
 dbname=${ATTUNE_PG_DATABASE:-attune_test}
+libdir=${ATTUNE_PG_LIBDIR:-/usr/lib/postgresql} # where Debian puts the server binaries
 data=$root/data
 sock=$root/sock
 
@@ -31,7 +32,7 @@ give_up() {
 
 bin_dir() {
 	local d
-	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+	for d in $(ls -d "$libdir"/*/bin 2>/dev/null | sort -V -r); do
 		if [ -x "$d/pg_ctl" ] && [ -x "$d/initdb" ] && [ -x "$d/postgres" ]; then
 			echo "$d"
 			return
@@ -73,7 +74,7 @@ if [ -z "$bin" ]; then
 		give_up "apt-get could not install postgresql"
 	fi
 	bin=$(bin_dir)
-	[ -n "$bin" ] || give_up "no PostgreSQL server binaries under /usr/lib/postgresql after installing"
+	[ -n "$bin" ] || give_up "no PostgreSQL server binaries under $libdir after installing"
 fi
 version=$(basename "$(dirname "$bin")")
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -223,5 +224,54 @@ func raceHosts(t *testing.T, stores []store.Store) {
 				t.Fatalf("round %d: Length = %d, %v; want %d", round, n, err, round+1)
 			}
 		}
+	}
+}
+
+// The pool honours pool_max_conns: one connection serves many goroutines.
+func TestPostgresPoolSize(t *testing.T) {
+	u := postgresSchema(t)
+	sep := "&"
+	if !strings.Contains(u, "?") {
+		sep = "?"
+	}
+	if !strings.Contains(u, "://") {
+		sep = " "
+	}
+	if _, err := store.OpenPostgres(t.Context(), u+sep+"pool_max_conns=zero"); err == nil {
+		t.Fatal("pool_max_conns=zero was accepted")
+	}
+	s, err := store.OpenPostgres(t.Context(), u+sep+"pool_max_conns=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			for range 10 {
+				if _, err := s.Append(t.Context(), "l", store.Any, [][]byte{[]byte("x")}, nil); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Length(t.Context(), "l"); err != nil || n != 80 {
+		t.Fatalf("Length = %d, %v; want 80", n, err)
+	}
+}
+
+// A store that cannot be reached fails at open, naming the problem.
+func TestPostgresUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err := store.OpenPostgres(ctx, "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")
+	if err == nil || !strings.HasPrefix(err.Error(), "store: postgres: ") {
+		t.Fatalf("OpenPostgres of a closed port: %v", err)
 	}
 }
