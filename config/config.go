@@ -349,7 +349,7 @@ func (p path) display(prefix []string) string {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(toml.Key{k}.String())
+		b.WriteString(keyPart(k))
 	}
 	for _, s := range p {
 		if s.isIdx {
@@ -361,7 +361,20 @@ func (p path) display(prefix []string) string {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(toml.Key{s.key}.String())
+		b.WriteString(keyPart(s.key))
 	}
 	return b.String()
+}
+
+// keyPart writes one key part as TOML does, shortened when long.
+func keyPart(k string) string {
+	const limit = 64
+	if len(k) <= limit {
+		return toml.Key{k}.String()
+	}
+	cut := limit
+	for cut > 0 && !utf8RuneStart(k[cut]) {
+		cut--
+	}
+	return toml.Key{k[:cut]}.String() + "..."
 }
