@@ -166,14 +166,6 @@ func lockLog(ctx context.Context, tx pgx.Tx, log string) error {
 	return err
 }
 
-func pgLength(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, log string) (int64, error) {
-	var n int64
-	err := q.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM attune_logs WHERE log = $1`, log).Scan(&n)
-	return n, err
-}
-
 // PutBlob implements Store.
 func (p *Postgres) PutBlob(ctx context.Context, data []byte) (string, error) {
 	sha := blobHash(data)
@@ -279,7 +271,7 @@ func (p *Postgres) ListRecords(ctx context.Context, kind, prefix string) ([]stri
 	var keys []string
 	err := p.conn(ctx, "list records", func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, `SELECT key FROM attune_records
-			WHERE kind = $1 AND key >= $2 AND starts_with(key, $2) ORDER BY key`, kind, prefix)
+			WHERE kind = $1 AND key >= $2 COLLATE "C" AND starts_with(key, $2) ORDER BY key COLLATE "C"`, kind, prefix)
 		if err != nil {
 			return pgErr("list records", err)
 		}
@@ -427,8 +419,7 @@ func (p *Postgres) Read(ctx context.Context, log string, after int64, limit int)
 func (p *Postgres) Length(ctx context.Context, log string) (int64, error) {
 	var n int64
 	err := p.conn(ctx, "length", func(c *pgx.Conn) error {
-		var err error
-		n, err = pgLength(ctx, c, log)
+		err := c.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM attune_logs WHERE log = $1`, log).Scan(&n)
 		return pgErr("length", err)
 	})
 	return n, err
@@ -492,7 +483,8 @@ func (p *Postgres) Close() error {
 
 // pgPool is a small pool of pgx connections: at most size open at once,
 // idle ones kept for reuse, broken ones (closed, or left inside a
-// transaction) dropped. Safe for concurrent use.
+// transaction) dropped. (pgxpool would need a module attune does not
+// otherwise require.) Safe for concurrent use.
 type pgPool struct {
 	cfg   *pgx.ConnConfig
 	slots chan struct{} // one token per open or opening connection

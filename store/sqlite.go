@@ -113,7 +113,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}()
 
 	// The writer. journal_mode is not set here: it changes the file, and
-	// the file is not known to be ours until sqliteInit has looked.
+	// the file is not known to be ours until init has looked.
 	s.w, err = sql.Open("sqlite", sqliteDSN(abs, "&_txlock=immediate"))
 	if err != nil {
 		return nil, s.openError(err)
