@@ -92,6 +92,9 @@ func (c *compiler) params(ps *Form, form string) []string {
 	}
 	var names []string
 	for _, p := range ps.Items {
+		if p.Kind == Symbol && p.Text == "." {
+			c.errorf(p, form, "rest parameters (a . rest) are not supported; pass a list instead")
+		}
 		n := c.bindable(p, form)
 		if contains(names, n) {
 			c.errorf(p, form, "parameter %s appears twice", p.Text)

@@ -1,0 +1,2 @@
+; error: divide-empty.scm:2:1: /: needs at least one number: (/ X Y ...)
+(/)

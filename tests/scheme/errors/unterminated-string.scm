@@ -1,0 +1,3 @@
+; error: unterminated-string.scm:2:9: unterminated string: add a closing '"' to the string opened here
+(notify "hello
+  world)

@@ -1,0 +1,13 @@
+; list, table, get, put!
+(define empty (list))
+(define xs (list 1 2 3))
+(define ys (list :a "b" (f)))
+(define m (table :name "x" :post-fail 1 :1 "one" :end 2 "k" 3))
+(define n (table))
+(define (lookup t k) (get t k))
+(define (args call) (get call :args))
+(define (first xs) (get xs 1))
+(define (store t) (put! t :count 1))
+(define (store-and-return t) (put! t "key" (+ 1 2)))
+(put! (table) :x 1)
+(define fresh (put! (table) :y 2))

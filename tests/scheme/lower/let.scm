@@ -1,0 +1,17 @@
+; let, let*, named let
+(define (f x)
+  (let ((a 1)
+        (b (+ x 1)))
+    (+ a b)))
+(define (g x)
+  (let* ((a (* x 2))
+         (b (+ a 1)))
+    (list a b)))
+(define (swap x y)
+  (let ((x y) (y x)) (list x y)))
+(define (sum-to n)
+  (let loop ((i 1) (acc 0))
+    (if (> i n)
+        acc
+        (loop (+ i 1) (+ acc i)))))
+(define (empty-let) (let () 5))

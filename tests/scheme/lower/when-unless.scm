@@ -1,0 +1,10 @@
+; when and unless, for effect and for their value
+(when (config "debug")
+  (notify "debug" "ambient")
+  (notify "more"))
+(unless (config "quiet")
+  (notify "not quiet"))
+(define (check x)
+  (when (null? x)
+    (error "x is empty")))
+(define flag (unless #f 1 2))
