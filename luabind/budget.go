@@ -11,9 +11,12 @@ var ErrBudget = errors.New("cancelled: time budget")
 
 // budget is the context.Context a State runs its callbacks under. One
 // budget lives as long as its State and is reused by every callback, so
-// arming it costs no allocation. Frames nest: a callback entered while
-// another one of the same state waits for host work gets a full budget of
-// its own; the waiting frame's clock is stopped while it waits.
+// arming it costs no allocation and no timer operation in the common case:
+// the timer is started once and, when it fires early (the callback it was
+// started for has ended), re-armed only if a callback is running. Frames
+// nest: a callback entered while another one of the same state waits for
+// host work gets a full budget of its own; the waiting frame's clock is
+// stopped while it waits.
 type budget struct {
 	limit time.Duration
 
@@ -21,6 +24,8 @@ type budget struct {
 	done     chan struct{}
 	fired    bool
 	timer    *time.Timer
+	pending  bool            // the timer will fire
+	fireAt   time.Time       // when it will
 	frames   []time.Duration // remaining time of each open frame
 	running  bool            // the top frame's clock is ticking
 	deadline time.Time
@@ -46,11 +51,35 @@ func (b *budget) Err() error {
 func (b *budget) fire() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.fired || !b.running || time.Now().Before(b.deadline) {
-		return // a stale timer from an earlier frame
+	b.pending = false
+	if b.fired || !b.running {
+		return
+	}
+	if rem := time.Until(b.deadline); rem > 0 {
+		b.arm(rem)
+		return
 	}
 	b.fired = true
 	close(b.done)
+}
+
+// arm makes sure the timer fires no later than d from now.
+func (b *budget) arm(d time.Duration) {
+	at := time.Now().Add(d)
+	switch {
+	case b.timer == nil:
+		b.timer = time.AfterFunc(d, b.fire)
+	case !b.pending:
+		b.timer.Reset(d)
+	case b.fireAt.After(at):
+		if !b.timer.Stop() {
+			return // fire is running: it re-arms for the running frame
+		}
+		b.timer.Reset(d)
+	default:
+		return
+	}
+	b.pending, b.fireAt = true, at
 }
 
 // startLocked starts the top frame's clock.
@@ -58,11 +87,7 @@ func (b *budget) startLocked() {
 	rem := b.frames[len(b.frames)-1]
 	b.running = true
 	b.deadline = time.Now().Add(rem)
-	if b.timer == nil {
-		b.timer = time.AfterFunc(rem, b.fire)
-	} else {
-		b.timer.Reset(rem)
-	}
+	b.arm(rem)
 }
 
 // pauseLocked stops the top frame's clock, keeping what remains.
@@ -71,7 +96,6 @@ func (b *budget) pauseLocked() {
 		return
 	}
 	b.running = false
-	b.timer.Stop()
 	b.frames[len(b.frames)-1] = time.Until(b.deadline)
 }
 
@@ -130,5 +154,6 @@ func (b *budget) close() {
 	defer b.mu.Unlock()
 	if b.timer != nil {
 		b.timer.Stop()
+		b.pending = false
 	}
 }

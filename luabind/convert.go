@@ -74,7 +74,7 @@ func (s *State) ToLua(v any) lua.LValue {
 
 // NewList returns an empty table marked as a list.
 func (s *State) NewList() *lua.LTable {
-	t := s.L.NewTable()
+	t := s.L.CreateTable(0, 0)
 	t.Metatable = s.ListMeta
 	return t
 }

@@ -50,7 +50,7 @@ func (s *State) Install(funcs []*Func) {
 		for _, p := range parts[:len(parts)-1] {
 			next, ok := t.RawGetString(p).(*lua.LTable)
 			if !ok {
-				next = L.NewTable()
+				next = L.CreateTable(0, 0)
 				t.RawSetString(p, next)
 			}
 			t = next

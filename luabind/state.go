@@ -96,7 +96,7 @@ func NewState(o Options) *State {
 		g.RawSetString(name, lua.LNil)
 	}
 	// gopher-lua registers package.loaded tables even without the package lib.
-	L.SetField(L.Get(lua.RegistryIndex), "_LOADED", L.NewTable())
+	L.SetField(L.Get(lua.RegistryIndex), "_LOADED", L.CreateTable(0, 0))
 	baseLoadstring := g.RawGetString("loadstring").(*lua.LFunction)
 	load := L.NewFunction(func(L *lua.LState) int {
 		if strings.HasPrefix(L.CheckString(1), "\x1bLua") {
@@ -158,7 +158,7 @@ func NewState(o Options) *State {
 		s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 		return 0
 	}))
-	s.ListMeta = L.NewTable()
+	s.ListMeta = L.CreateTable(0, 0)
 	s.ListMeta.RawSetString("__attune_list", lua.LTrue)
 	return s
 }
