@@ -56,7 +56,8 @@ type Floor struct {
 	RefuseMarks []string
 }
 
-// Bot is one [bots.NAME] table.
+// Bot is one [bots.NAME] table. Like the Config that holds it, it is
+// read-only after loading and safe for concurrent reads.
 type Bot struct {
 	Name        string
 	Behaviors   []string // program names (file stems), in pin order; no duplicates
@@ -155,18 +156,28 @@ func Parse(file string, data []byte) (cfg *Config, err error) {
 	var prim toml.Primitive
 	md, err := decodeTOML(data, &prim)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			line, col := lineCol(data, pe.Position)
-			return nil, &Error{File: file, Line: line, Col: col, Msg: pe.Message, err: err}
-		}
-		return nil, &Error{File: file, Msg: err.Error(), err: err}
+		return nil, SyntaxError(file, data, err)
 	}
 	dir := "."
 	if file != "" {
 		dir = filepath.Dir(file)
 	}
 	return Decode(file, md, prim, "", dir)
+}
+
+// SyntaxError turns an error of the TOML parser on data into an *Error with
+// the file, line and column (file:3:7: message), for a host that parses a
+// document holding an inline configuration itself. It returns nil for nil.
+func SyntaxError(file string, data []byte, err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		line, col := lineCol(data, pe.Position)
+		return &Error{File: file, Line: line, Col: col, Msg: pe.Message, err: err}
+	}
+	return &Error{File: file, Msg: err.Error(), err: err}
 }
 
 // lineCol returns the line and byte column of a syntax error. The toml
@@ -229,7 +240,7 @@ func Decode(file string, md toml.MetaData, prim toml.Primitive, keyPrefix string
 // when it is known.
 func (c *Config) Validate(hasProgram func(name string) bool) error {
 	var errs []*Error
-	for _, name := range c.BotOrder {
+	for _, name := range c.botNames() {
 		b := c.Bots[name]
 		if b == nil {
 			continue
@@ -245,6 +256,18 @@ func (c *Config) Validate(hasProgram func(name string) bool) error {
 		errs = append(errs, c.unselected(b)...)
 	}
 	return join(errs)
+}
+
+// botNames returns BotOrder, then the names of Bots it leaves out (a
+// Config built by hand), sorted.
+func (c *Config) botNames() []string {
+	names := slices.Clone(c.BotOrder)
+	for _, name := range sortedKeys(c.Bots) {
+		if !slices.Contains(c.BotOrder, name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // unselected reports configuration tables for programs b does not select.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/BurntSushi/toml"
 )
 
 func testdataDir(t *testing.T) string {
@@ -298,5 +300,45 @@ func TestSuggest(t *testing.T) {
 		if got := suggest(key, botKeys); got != want {
 			t.Errorf("suggest(%q) = %q; want %q", key, got, want)
 		}
+	}
+}
+
+func TestConcurrentReads(t *testing.T) {
+	cfg, err := Load(filepath.Join("testdata", "full.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	for range 8 {
+		go func() {
+			defer func() { done <- true }()
+			for range 100 {
+				_ = cfg.Validate(func(string) bool { return false })
+				_ = cfg.Errorf("bots.main.grants[0]", "x").Error()
+				_ = cfg.Bots["main"].ConfigFor("goal")
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+}
+
+func TestValidateCoversBotsMissingFromBotOrder(t *testing.T) {
+	c := Default(".")
+	c.Bots["a"] = &Bot{Name: "a", Behaviors: []string{"p"}}
+	checkErrors(t, c.Validate(func(string) bool { return false }),
+		[]string{`bots.a.behaviors[0]: no pack holds program "p"`})
+}
+
+func TestSyntaxError(t *testing.T) {
+	if SyntaxError("f", nil, nil) != nil {
+		t.Error("SyntaxError(nil) is not nil")
+	}
+	data := []byte("name = 'x'\n[config\n")
+	var v map[string]any
+	_, err := toml.Decode(string(data), &v)
+	if e := SyntaxError("s.toml", data, err); e == nil || !strings.HasPrefix(e.Error(), "s.toml:2:8: ") {
+		t.Errorf("SyntaxError = %v", e)
 	}
 }

@@ -12,7 +12,8 @@ import (
 // unknown key; did you mean "ceiling"?). Parts that are unknown are left
 // out: Line is 0 when the position is not known, Col is set only for TOML
 // syntax errors and the source checks, Path is empty when the problem is not
-// about one key.
+// about one key. An Error is not changed after it is returned and is safe for
+// concurrent reads.
 type Error struct {
 	File string // the file the configuration came from; "" when none
 	Line int    // 1-based; 0 when unknown
@@ -55,8 +56,9 @@ func (e *Error) Error() string {
 // be read, the toml.ParseError of a syntax error), or nil.
 func (e *Error) Unwrap() error { return e.err }
 
-// List is several configuration problems, in the order of the file. Its
-// Error prints one problem per line.
+// List is several configuration problems, in the order of the file (those
+// whose line is unknown last). Its Error prints one problem per line. Like
+// Error, it is safe for concurrent reads.
 type List struct {
 	Errors []*Error
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,7 +160,7 @@ func checkResult(t *testing.T, cfg *Config, err error) {
 			t.Fatalf("bot %q = %+v", name, b)
 		}
 		for prog := range b.Config {
-			if !contains(b.Behaviors, prog) {
+			if !slices.Contains(b.Behaviors, prog) {
 				t.Fatalf("bot %q configures %q, which it does not select", name, prog)
 			}
 		}
@@ -170,13 +171,4 @@ func checkResult(t *testing.T, cfg *Config, err error) {
 	if _, _, err := ParseStore(cfg.Engine.Store, ""); err != nil {
 		t.Fatalf("Store %q: %v", cfg.Engine.Store, err)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
