@@ -1,11 +1,61 @@
 package engine
 
+// Owners (SPEC §5): a named, versioned state, folded by a reducer over an
+// append-only log of actions.
+//
+// Addresses. An owner is NAME (the reducer's first scope) or NAME@SCOPE.
+// Each scope of a reducer is its own owner with its own log:
+//
+//	owner/session/<session id>/<name>
+//	owner/project/<engine.project>/<name>
+//	owner/global/-/<name>
+//
+// An owner is opened at the first call or state read that names it (R2.9):
+// its metadata record (kind "owner", key the log name, value {"abi": ...})
+// is created if absent. The record keeps the ABI the owner was created
+// with; a caller whose pinned reducer declares another ABI is refused
+// (refused_by = abi) until the host upgrades it (Engine.UpgradeOwnerABI).
+// The rule holds for every scope: an owner keeps its ABI.
+//
+// Entries. Each action is stored as {"rev": N, "action": {...}}, N being
+// the reducer revision that proposed it. A host reset (Instance.ResetOwner)
+// appends the marker {"reset": true}: a fold restarts from :init at the
+// last marker and never reads what came before it, so a reset is also the
+// way past actions with no migration (R2.7). The marker is an entry: it
+// counts in the owner revision, a session rollback to before it undoes it,
+// and call records made before it stay valid.
+//
+// Folding. The engine keeps a snapshot per (log, reducer program sha256,
+// configuration hash, reducer revision): the folded state as plain Go data
+// (never changed once stored) and the owner revision it stands for. A fold
+// reads only the entries after the snapshot, converts the state to Lua once,
+// applies every new action in place in the reducer ambient of the caller's
+// pinned reducer (R1.5), and converts the state back once.
+
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
 
 	"attune/luabind"
+	"attune/store"
+)
+
+// Owner scopes (SPEC §0).
+const (
+	ScopeSession = "session"
+	ScopeProject = "project"
+	ScopeGlobal  = "global"
 )
 
 // reducerDecl is one define/reducer (R5.1).
@@ -16,9 +66,12 @@ type reducerDecl struct {
 	scopes    []string
 	revision  int
 	abi       string
-	init      any
+	init      any // plain data, never changed: every fold starts from a copy
 	protected map[string]bool
 	migrate   map[int]*lua.LFunction
+	// foldKey names what decides a fold besides the log: the program's
+	// source and configuration and the reducer revision.
+	foldKey string
 }
 
 // methodDecl is one define/method (R5.1, R5.2).
@@ -40,14 +93,963 @@ type methodRun struct {
 	proposals []any
 }
 
-type ownerCache struct{}
+func hasScope(scopes []string, s string) bool {
+	for _, x := range scopes {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOwnerName refuses names that would make addresses ambiguous.
+func checkOwnerName(name string) error {
+	if name == "" {
+		return errors.New("an owner needs a name")
+	}
+	if strings.ContainsAny(name, "/@. \t\n") {
+		return fmt.Errorf("owner name %q may not contain '/', '@', '.' or spaces", name)
+	}
+	return nil
+}
+
+// splitOwner reads an address NAME or NAME@SCOPE.
+func splitOwner(addr string) (name, scope string, err error) {
+	name, scope, _ = strings.Cut(addr, "@")
+	if err := checkOwnerName(name); err != nil {
+		return "", "", err
+	}
+	if strings.Contains(addr, "@") {
+		switch scope {
+		case ScopeSession, ScopeProject, ScopeGlobal:
+		default:
+			return "", "", fmt.Errorf("owner %s: unknown scope %q (want session, project or global)", addr, scope)
+		}
+	}
+	return name, scope, nil
+}
+
+func fDefineReducer(s *luabind.State) int {
+	const form = "define/reducer"
+	r := regOf(s)
+	name := s.CheckString(form, 1)
+	if err := checkOwnerName(name); err != nil {
+		s.ArgError(form, 1, "%v", err)
+	}
+	apply := s.CheckFunction(form, 2)
+	o := s.OptTable(form, 3)
+	d := &reducerDecl{decl: r.newDecl(), name: name, apply: apply,
+		scopes:    optStrings(s, form, o, "scope"),
+		revision:  optInt(s, form, o, "revision", 1),
+		abi:       optString(s, form, o, "abi", "1"),
+		protected: map[string]bool{},
+		migrate:   map[int]*lua.LFunction{},
+	}
+	if len(d.scopes) == 0 {
+		d.scopes = []string{ScopeSession}
+	}
+	for k, sc := range d.scopes {
+		switch sc {
+		case ScopeSession, ScopeProject, ScopeGlobal:
+		default:
+			s.L.RaiseError("%s: option scope: unknown scope %q (want session, project or global)", form, sc)
+		}
+		if hasScope(d.scopes[:k], sc) {
+			s.L.RaiseError("%s: option scope: %s is listed twice", form, sc)
+		}
+	}
+	if d.revision < 1 {
+		s.L.RaiseError("%s: option revision: want a whole number >= 1, got %d", form, d.revision)
+	}
+	if iv := opt(o, "init"); iv != lua.LNil {
+		init, err := s.FromLua(iv)
+		if err != nil {
+			s.L.RaiseError("%s: option init: %v", form, err)
+		}
+		d.init = init
+	}
+	for _, t := range optStrings(s, form, o, "protected") {
+		d.protected[t] = true
+	}
+	switch mv := opt(o, "migrate").(type) {
+	case *lua.LNilType:
+	case *lua.LTable:
+		var bad string
+		mv.ForEach(func(k, v lua.LValue) {
+			if bad != "" {
+				return
+			}
+			var rev int
+			switch kk := k.(type) {
+			case lua.LNumber:
+				rev = int(kk)
+				if float64(rev) != float64(kk) || rev < 1 {
+					bad = fmt.Sprintf("key %v: want a reducer revision (a whole number >= 1)", kk)
+					return
+				}
+			case lua.LString:
+				n, err := strconv.Atoi(string(kk))
+				if err != nil || n < 1 {
+					bad = fmt.Sprintf("key %q: want a reducer revision (a whole number >= 1, or its decimal string)", string(kk))
+					return
+				}
+				rev = n
+			default:
+				bad = "want revision = function pairs"
+				return
+			}
+			fn, ok := v.(*lua.LFunction)
+			if !ok {
+				bad = fmt.Sprintf("revision %d: want a function, got %s", rev, luabind.TypeName(v))
+				return
+			}
+			d.migrate[rev] = fn
+		})
+		if bad != "" {
+			s.L.RaiseError("%s: option migrate: %s", form, bad)
+		}
+	default:
+		s.L.RaiseError("%s: option migrate: want a table of revision = function, got %s", form, luabind.TypeName(mv))
+	}
+	for _, prev := range r.reducers {
+		if prev.name == name {
+			s.L.RaiseError("%s: owner %s is declared twice in this program (first at %s)", form, name, prev.pos)
+		}
+	}
+	cfg := ""
+	if r.set != nil && r.set.pin != nil {
+		for _, pr := range r.set.pin.Programs {
+			if pr.Name == r.program {
+				cfg = pr.Config
+			}
+		}
+	}
+	d.foldKey = r.sha + "/" + cfg + "/" + strconv.Itoa(d.revision)
+	r.reducers = append(r.reducers, d)
+	return 0
+}
+
+func fDefineMethod(s *luabind.State) int {
+	const form = "define/method"
+	r := regOf(s)
+	addr := s.CheckString(form, 1)
+	owner, scope, err := splitOwner(addr)
+	if err != nil {
+		s.ArgError(form, 1, "%v", err)
+	}
+	name := s.CheckString(form, 2)
+	if name == "" || strings.ContainsAny(name, "/@ \t\n") {
+		s.ArgError(form, 2, "method name %q may not be empty or contain '/', '@' or spaces", name)
+	}
+	fn := s.CheckFunction(form, 3)
+	o := s.OptTable(form, 4)
+	m := &methodDecl{decl: r.newDecl(), owner: owner, scope: scope, name: name, fn: fn,
+		kind:   optString(s, form, o, "kind", "query"),
+		input:  optSchema(s, form, o, "input"),
+		output: optSchema(s, form, o, "output"),
+		grant:  optString(s, form, o, "grant", ""),
+	}
+	if m.kind != "query" && m.kind != "command" {
+		s.L.RaiseError("%s: option kind: want \"query\" or \"command\", got %q", form, m.kind)
+	}
+	r.methods = append(r.methods, m)
+	return 0
+}
+
+// ownerRef is one resolved owner: the caller's pinned reducer, the scope,
+// and the log.
+type ownerRef struct {
+	addr  string // NAME@SCOPE
+	name  string
+	scope string
+	key   string // the session id, the project, or "-"
+	log   string
+	rd    *reducerDecl
+}
+
+// ownerLog names an owner's log in the store.
+func ownerLog(scope, key, name string) string {
+	return "owner/" + scope + "/" + key + "/" + name
+}
+
+func (e *Engine) project() string {
+	if p := e.cfg.Engine.Project; p != "" {
+		return p
+	}
+	return "default"
+}
+
+// resolveOwner finds OWNER in a pin (R5.2): the caller's pinned reducer
+// folds the owner, whoever created it.
+func (s *regSet) resolveOwner(addr string) (ownerRef, error) {
+	name, scope, err := splitOwner(addr)
+	if err != nil {
+		return ownerRef{}, fmt.Errorf("owner: %v", err)
+	}
+	rd, ok := s.reducers[name]
+	if !ok {
+		return ownerRef{}, fmt.Errorf("owner: no program of the pin of instance %s declares owner %s", s.instance, name)
+	}
+	if scope == "" {
+		scope = rd.scopes[0]
+	} else if !hasScope(rd.scopes, scope) {
+		return ownerRef{}, fmt.Errorf("owner: %s is declared with scope %s (at %s), not %s", name, strings.Join(rd.scopes, ", "), rd.pos, scope)
+	}
+	o := ownerRef{addr: name + "@" + scope, name: name, scope: scope, rd: rd}
+	switch scope {
+	case ScopeSession:
+		o.key = s.inst.rec.Session
+	case ScopeProject:
+		o.key = s.engine.project()
+	default:
+		o.key = "-"
+	}
+	o.log = ownerLog(scope, o.key, name)
+	return o, nil
+}
+
+// ownerCache is the engine's memory of owners: the ABI each opened owner
+// keeps, and the fold snapshots. Safe for concurrent use; no lock is held
+// across a fold.
+type ownerCache struct {
+	abi   sync.Map // log -> string
+	logs  sync.Map // log -> *logSnaps
+	count atomic.Int64
+}
+
+// maxSnapshots bounds the snapshots kept; past it, logs are dropped at random.
+const maxSnapshots = 1 << 14
+
+type logSnaps struct {
+	mu  sync.Mutex
+	gen uint64 // bumped when the log is truncated: older folds may not store
+	by  map[string]*snapshot
+}
+
+type snapshot struct {
+	state any // plain data, never changed once stored
+	rev   int64
+}
 
 func newOwnerCache() *ownerCache { return &ownerCache{} }
 
-func fDefineReducer(s *luabind.State) int { s.L.RaiseError("define/reducer: not yet"); return 0 }
-func fDefineMethod(s *luabind.State) int  { s.L.RaiseError("define/method: not yet"); return 0 }
-func fCallMethod(s *luabind.State) int    { s.L.RaiseError("call/method: not yet"); return 0 }
-func fPropose(s *luabind.State) int       { s.L.RaiseError("propose: not yet"); return 0 }
+func (c *ownerCache) snaps(log string) *logSnaps {
+	if v, ok := c.logs.Load(log); ok {
+		return v.(*logSnaps)
+	}
+	v, _ := c.logs.LoadOrStore(log, &logSnaps{by: map[string]*snapshot{}})
+	return v.(*logSnaps)
+}
 
-// sessionRevs returns the revisions of this session's owners.
-func (i *Instance) sessionRevs(ctx context.Context) (map[string]int64, error) { return nil, nil }
+// get returns the snapshot of (log, key) and the log's generation.
+func (c *ownerCache) get(log, key string) (*snapshot, uint64) {
+	ls := c.snaps(log)
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.by[key], ls.gen
+}
+
+// put keeps a newer snapshot, unless the log was truncated since gen.
+func (c *ownerCache) put(log, key string, gen uint64, sn *snapshot) {
+	ls := c.snaps(log)
+	ls.mu.Lock()
+	if ls.gen != gen {
+		ls.mu.Unlock()
+		return
+	}
+	old := ls.by[key]
+	if old != nil && old.rev >= sn.rev {
+		ls.mu.Unlock()
+		return
+	}
+	ls.by[key] = sn
+	ls.mu.Unlock()
+	if old == nil && c.count.Add(1) > maxSnapshots {
+		c.evict(log)
+	}
+}
+
+// evict drops the snapshots of some logs other than keep.
+func (c *ownerCache) evict(keep string) {
+	dropped := int64(0)
+	c.logs.Range(func(k, v any) bool {
+		if k.(string) == keep {
+			return true
+		}
+		ls := v.(*logSnaps)
+		ls.mu.Lock()
+		n := int64(len(ls.by))
+		ls.by = map[string]*snapshot{}
+		ls.gen++
+		ls.mu.Unlock()
+		c.count.Add(-n)
+		dropped += n
+		return dropped < maxSnapshots/4
+	})
+}
+
+// invalidate forgets every snapshot of a log (after a truncation).
+func (c *ownerCache) invalidate(log string) {
+	ls := c.snaps(log)
+	ls.mu.Lock()
+	n := int64(len(ls.by))
+	ls.by = map[string]*snapshot{}
+	ls.gen++
+	ls.mu.Unlock()
+	c.count.Add(-n)
+}
+
+// ownerMeta is the value of an owner's metadata record.
+type ownerMeta struct {
+	ABI string `json:"abi"`
+}
+
+// openOwner opens an owner (R2.9): it creates the metadata record when the
+// owner is new and returns the ABI the owner keeps (R2.8).
+func (e *Engine) openOwner(ctx context.Context, o ownerRef) (string, error) {
+	if v, ok := e.owners.abi.Load(o.log); ok {
+		abi := v.(string)
+		if abi == o.rd.abi {
+			return abi, nil
+		}
+		// Another host may have upgraded it: read it again before refusing.
+		return e.readOwnerABI(ctx, o)
+	}
+	val, _ := json.Marshal(ownerMeta{ABI: o.rd.abi})
+	stored, _, err := e.st.PutRecordIfAbsent(ctx, "owner", o.log, val)
+	if err != nil {
+		return "", err
+	}
+	var m ownerMeta
+	if err := json.Unmarshal(stored, &m); err != nil {
+		return "", fmt.Errorf("owner %s: metadata record: %w", o.addr, err)
+	}
+	e.owners.abi.Store(o.log, m.ABI)
+	return m.ABI, nil
+}
+
+func (e *Engine) readOwnerABI(ctx context.Context, o ownerRef) (string, error) {
+	data, err := e.st.GetRecord(ctx, "owner", o.log)
+	if err != nil {
+		return "", err
+	}
+	var m ownerMeta
+	if err := json.Unmarshal(data, &m); err != nil {
+		return "", fmt.Errorf("owner %s: metadata record: %w", o.addr, err)
+	}
+	e.owners.abi.Store(o.log, m.ABI)
+	return m.ABI, nil
+}
+
+// abiRefusal is the reason of an ABI refusal, or "" when the ABIs agree.
+func abiRefusal(o ownerRef, stored string) string {
+	if stored == o.rd.abi {
+		return ""
+	}
+	return fmt.Sprintf("owner %s keeps ABI %q; the pinned reducer (%s) declares ABI %q (the host upgrades an owner's ABI explicitly)", o.addr, stored, o.rd.pos, o.rd.abi)
+}
+
+// UpgradeOwnerABI sets an owner's ABI to the one the instance's pinned
+// reducer declares (R2.8): the only way an existing owner's ABI changes.
+func (e *Engine) UpgradeOwnerABI(ctx context.Context, instance, owner string) error {
+	i, ok := e.Instance(instance)
+	if !ok {
+		return fmt.Errorf("upgrade %s: instance %s is not running", owner, instance)
+	}
+	set, err := i.live()
+	if err != nil {
+		return err
+	}
+	defer set.release()
+	o, err := set.resolveOwner(owner)
+	if err != nil {
+		return err
+	}
+	val, _ := json.Marshal(ownerMeta{ABI: o.rd.abi})
+	if err := e.st.PutRecord(ctx, "owner", o.log, val); err != nil {
+		return err
+	}
+	e.owners.abi.Store(o.log, o.rd.abi)
+	return nil
+}
+
+// resetMarker is the entry a host reset appends.
+var resetMarker = []byte(`{"reset":true}`)
+
+// ResetOwner resets an owner to its initial state on the host's behalf: it
+// appends a reset marker, so folds restart from :init there (and actions
+// before it need no migration, R2.7). The ABI is not checked: a reset is
+// the host's way out.
+func (i *Instance) ResetOwner(ctx context.Context, owner string) error {
+	set, err := i.live()
+	if err != nil {
+		return err
+	}
+	defer set.release()
+	o, err := set.resolveOwner(owner)
+	if err != nil {
+		return err
+	}
+	if _, err := i.e.openOwner(ctx, o); err != nil {
+		return err
+	}
+	_, err = i.e.st.Append(ctx, o.log, store.Any, [][]byte{resetMarker}, nil)
+	return err
+}
+
+// State returns an owner's folded state and revision (R2.9: opening it,
+// checking its ABI and folding it first). The state is the caller's copy.
+func (i *Instance) State(ctx context.Context, owner string) (any, int64, error) {
+	set, err := i.live()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer set.release()
+	o, err := set.resolveOwner(owner)
+	if err != nil {
+		return nil, 0, err
+	}
+	stored, err := i.e.openOwner(ctx, o)
+	if err != nil {
+		return nil, 0, err
+	}
+	if why := abiRefusal(o, stored); why != "" {
+		return nil, 0, errors.New("abi: " + why)
+	}
+	st, rev, err := i.e.fold(ctx, nil, i, o, i.newCallID())
+	if err != nil {
+		return nil, 0, err
+	}
+	return deepCopy(st), rev, nil
+}
+
+// foldError is a failure of a fold; its text starts with its code.
+type foldError struct{ msg string }
+
+func (e *foldError) Error() string { return e.msg }
+
+// fold returns an owner's state at its latest revision, folding only the
+// entries after the cached snapshot. The state returned is shared: never
+// change it (ToLua copies it into a Lua state).
+func (e *Engine) fold(ctx context.Context, parent *frame, inst *Instance, o ownerRef, callID string) (any, int64, error) {
+	rd := o.rd
+	sn, gen := e.owners.get(o.log, rd.foldKey)
+	var state any
+	var rev int64
+	if sn != nil {
+		state, rev = sn.state, sn.rev
+	} else {
+		state = rd.init
+	}
+	entries, err := e.st.Read(ctx, o.log, rev, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(entries) == 0 {
+		return state, rev, nil
+	}
+	newRev := entries[len(entries)-1].Seq
+	for k := len(entries) - 1; k >= 0; k-- { // restart at the last reset
+		if bytes.Equal(entries[k].Data, resetMarker) {
+			state, entries = rd.init, entries[k+1:]
+			break
+		}
+	}
+	if len(entries) > 0 {
+		state, err = e.apply(ctx, parent, inst, o, callID, state, foldSource{entries: entries})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	e.owners.put(o.log, rd.foldKey, gen, &snapshot{state: state, rev: newRev})
+	return state, newRev, nil
+}
+
+// foldSource is what a fold applies: stored entries, or a command's
+// proposals (plain data, of the reducer's own revision).
+type foldSource struct {
+	entries   []store.Entry
+	proposals []any
+}
+
+func (f foldSource) len() int {
+	if f.entries != nil {
+		return len(f.entries)
+	}
+	return len(f.proposals)
+}
+
+// foldChunk bounds the actions applied in one callback, so a long log does
+// not run into the time budget of a single callback.
+const foldChunk = 16384
+
+// apply folds actions into a state in the reducer's registry, in the
+// reducer ambient (R1.5). The state is converted to Lua once and back once;
+// the reducer may change it and the action in place (R1.5).
+func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o ownerRef, callID string, state any, src foldSource) (any, error) {
+	rd := o.rd
+	r := rd.reg
+	fr := parent.child(ctx, inst, r, &rd.decl, callID)
+	st := r.st
+	L := st.L
+	var cur lua.LValue
+	var ferr error
+	var at, end int
+	driver := L.NewFunction(func(L *lua.LState) int {
+		for ; at < end; at++ {
+			var action lua.LValue
+			rev := rd.revision
+			if src.entries != nil {
+				en := src.entries[at]
+				if bytes.Equal(en.Data, resetMarker) {
+					cur = st.ToLua(rd.init)
+					continue
+				}
+				var err error
+				rev, action, err = decodeEntry(st, en.Data)
+				if err != nil {
+					ferr = &foldError{fmt.Sprintf("reducer: owner %s entry %d: %v", o.addr, en.Seq, err)}
+					return 0
+				}
+			} else {
+				action = st.ToLua(src.proposals[at])
+			}
+			if rev != rd.revision {
+				mig := rd.migrate[rev]
+				if mig == nil {
+					ferr = &foldError{fmt.Sprintf("revision: reducer revision %d has no migration to %d (owner %s, reducer at %s)", rev, rd.revision, o.addr, rd.pos)}
+					return 0
+				}
+				L.Push(mig)
+				L.Push(action)
+				L.Call(1, 1)
+				action = L.Get(-1)
+				L.Pop(1)
+			}
+			L.Push(rd.apply)
+			L.Push(cur)
+			L.Push(action)
+			L.Call(2, 1)
+			if next := L.Get(-1); next != lua.LNil {
+				cur = next
+			}
+			L.Pop(1)
+		}
+		return 0
+	})
+	release, err := r.acquire(fr)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	cur = st.ToLua(state)
+	n := src.len()
+	for at = 0; at < n; {
+		end = min(at+foldChunk, n)
+		r.frames = append(r.frames, fr)
+		err := st.Call(luabind.Reducer, driver, 0)
+		r.frames[len(r.frames)-1] = nil
+		r.frames = r.frames[:len(r.frames)-1]
+		if ferr != nil {
+			return nil, ferr
+		}
+		if err != nil {
+			what := "action"
+			if src.entries != nil && at < len(src.entries) {
+				what = fmt.Sprintf("entry %d", src.entries[at].Seq)
+			} else if src.proposals != nil {
+				what = fmt.Sprintf("proposal %d", at+1)
+			}
+			return nil, &foldError{fmt.Sprintf("reducer: owner %s, %s: %s", o.addr, what, errText(err))}
+		}
+	}
+	out, err := st.FromLua(cur)
+	if err != nil {
+		return nil, &foldError{fmt.Sprintf("reducer: owner %s: the state is not plain data: %v", o.addr, err)}
+	}
+	return out, nil
+}
+
+// encodeEntry is the stored form of one action.
+func encodeEntry(rev int, action any) ([]byte, error) {
+	a, err := json.Marshal(action)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(a)+24)
+	b = append(b, `{"rev":`...)
+	b = strconv.AppendInt(b, int64(rev), 10)
+	b = append(b, `,"action":`...)
+	b = append(b, a...)
+	b = append(b, '}')
+	return b, nil
+}
+
+// decodeEntry reads {"rev": N, "action": ...} straight into Lua values.
+func decodeEntry(st *luabind.State, data []byte) (int, lua.LValue, error) {
+	d := jsonLua{st: st, b: data}
+	d.ws()
+	if !d.eat('{') {
+		return 0, nil, d.fail("want an object")
+	}
+	rev := 0
+	var action lua.LValue = lua.LNil
+	seen := false
+	d.ws()
+	if !d.eat('}') {
+		for {
+			d.ws()
+			key, err := d.str()
+			if err != nil {
+				return 0, nil, err
+			}
+			d.ws()
+			if !d.eat(':') {
+				return 0, nil, d.fail("want ':'")
+			}
+			v, err := d.value(0)
+			if err != nil {
+				return 0, nil, err
+			}
+			switch key {
+			case "rev":
+				n, ok := v.(lua.LNumber)
+				if !ok {
+					return 0, nil, errors.New("rev is not a number")
+				}
+				rev = int(n)
+			case "action":
+				action, seen = v, true
+			}
+			d.ws()
+			if d.eat(',') {
+				continue
+			}
+			if d.eat('}') {
+				break
+			}
+			return 0, nil, d.fail("want ',' or '}'")
+		}
+	}
+	if !seen || rev < 1 {
+		return 0, nil, errors.New("not an action entry")
+	}
+	return rev, action, nil
+}
+
+// jsonLua decodes JSON into Lua values of one state without going through
+// Go maps: a cold fold decodes every action of a log.
+type jsonLua struct {
+	st *luabind.State
+	b  []byte
+	i  int
+}
+
+func (d *jsonLua) fail(msg string) error {
+	return fmt.Errorf("bad JSON at byte %d: %s", d.i, msg)
+}
+
+func (d *jsonLua) ws() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *jsonLua) eat(c byte) bool {
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+func (d *jsonLua) value(depth int) (lua.LValue, error) {
+	if depth > 100 {
+		return nil, d.fail("nested too deep")
+	}
+	d.ws()
+	if d.i >= len(d.b) {
+		return nil, d.fail("unexpected end")
+	}
+	L := d.st.L
+	switch c := d.b[d.i]; {
+	case c == '{':
+		d.i++
+		t := L.NewTable()
+		d.ws()
+		if d.eat('}') {
+			return t, nil
+		}
+		for {
+			d.ws()
+			k, err := d.str()
+			if err != nil {
+				return nil, err
+			}
+			d.ws()
+			if !d.eat(':') {
+				return nil, d.fail("want ':'")
+			}
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			t.RawSetString(k, v)
+			d.ws()
+			if d.eat(',') {
+				continue
+			}
+			if d.eat('}') {
+				return t, nil
+			}
+			return nil, d.fail("want ',' or '}'")
+		}
+	case c == '[':
+		d.i++
+		t := L.NewTable()
+		d.ws()
+		if d.eat(']') {
+			t.Metatable = d.st.ListMeta
+			return t, nil
+		}
+		for n := 1; ; n++ {
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			t.RawSetInt(n, v)
+			d.ws()
+			if d.eat(',') {
+				continue
+			}
+			if d.eat(']') {
+				return t, nil
+			}
+			return nil, d.fail("want ',' or ']'")
+		}
+	case c == '"':
+		s, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		return lua.LString(s), nil
+	case c == 't':
+		if bytes.HasPrefix(d.b[d.i:], []byte("true")) {
+			d.i += 4
+			return lua.LTrue, nil
+		}
+	case c == 'f':
+		if bytes.HasPrefix(d.b[d.i:], []byte("false")) {
+			d.i += 5
+			return lua.LFalse, nil
+		}
+	case c == 'n':
+		if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
+			d.i += 4
+			return lua.LNil, nil
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := d.i
+		for d.i < len(d.b) {
+			switch d.b[d.i] {
+			case '-', '+', '.', 'e', 'E', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+				d.i++
+				continue
+			}
+			break
+		}
+		// small integers need no float parsing
+		if n, ok := smallInt(d.b[start:d.i]); ok {
+			return lua.LNumber(n), nil
+		}
+		f, err := strconv.ParseFloat(string(d.b[start:d.i]), 64)
+		if err != nil {
+			return nil, d.fail("bad number")
+		}
+		return lua.LNumber(f), nil
+	}
+	return nil, d.fail(fmt.Sprintf("unexpected %q", d.b[d.i]))
+}
+
+func smallInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 15 {
+		return 0, false
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// str reads a JSON string at d.i.
+func (d *jsonLua) str() (string, error) {
+	if !d.eat('"') {
+		return "", d.fail("want a string")
+	}
+	start := d.i
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		if c == '"' {
+			s := string(d.b[start:d.i])
+			d.i++
+			return s, nil
+		}
+		if c == '\\' {
+			break
+		}
+		d.i++
+	}
+	// escapes: the slow way
+	out := append([]byte(nil), d.b[start:d.i]...)
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return string(out), nil
+		case c == '\\':
+			if d.i+1 >= len(d.b) {
+				return "", d.fail("unterminated escape")
+			}
+			e := d.b[d.i+1]
+			d.i += 2
+			switch e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := d.hex4()
+				if !ok {
+					return "", d.fail("bad \\u escape")
+				}
+				if utf16.IsSurrogate(r) {
+					save := d.i
+					if d.i+1 < len(d.b) && d.b[d.i] == '\\' && d.b[d.i+1] == 'u' {
+						d.i += 2
+						if r2, ok := d.hex4(); ok {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								out = utf8.AppendRune(out, dec)
+								continue
+							}
+						}
+					}
+					d.i = save
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+			default:
+				return "", d.fail("bad escape")
+			}
+		default:
+			out = append(out, c)
+			d.i++
+		}
+	}
+	return "", d.fail("unterminated string")
+}
+
+func (d *jsonLua) hex4() (rune, bool) {
+	if d.i+4 > len(d.b) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(d.b[d.i:d.i+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	d.i += 4
+	return rune(n), true
+}
+
+// sessionOwnerLogs lists the logs of a session's owners.
+func (e *Engine) sessionOwnerLogs(ctx context.Context, session string) ([]string, error) {
+	prefix := "owner/" + ScopeSession + "/" + session + "/"
+	keys, err := e.st.ListRecords(ctx, "owner", prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := keys[:0]
+	for _, k := range keys {
+		if !strings.Contains(k[len(prefix):], "/") { // not a session whose id extends this one
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// sessionRevs returns the revisions of this session's owners, by log name
+// (recorded at every turn end for rollback, R5.9).
+func (i *Instance) sessionRevs(ctx context.Context) (map[string]int64, error) {
+	logs, err := i.e.sessionOwnerLogs(ctx, i.rec.Session)
+	if err != nil {
+		return nil, err
+	}
+	revs := make(map[string]int64, len(logs))
+	for _, log := range logs {
+		n, err := i.e.st.Length(ctx, log)
+		if err != nil {
+			return nil, err
+		}
+		revs[log] = n
+	}
+	return revs, nil
+}
+
+// truncateSessionOwners rolls this session's owners back to revs (R5.9):
+// each session owner log is truncated to its recorded revision, one not in
+// revs (opened later) to 0. Project and global owners are never touched.
+func (i *Instance) truncateSessionOwners(ctx context.Context, revs map[string]int64) error {
+	logs, err := i.e.sessionOwnerLogs(ctx, i.rec.Session)
+	if err != nil {
+		return err
+	}
+	prefix := "owner/" + ScopeSession + "/"
+	for _, log := range logs {
+		if !strings.HasPrefix(log, prefix) {
+			continue
+		}
+		err := i.e.st.Truncate(ctx, log, max(revs[log], 0))
+		i.e.owners.invalidate(log)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// truncateOwners is the rollback's side of owners (R5.9).
+func truncateOwners(ctx context.Context, i *Instance, revs map[string]int64) error {
+	return i.truncateSessionOwners(ctx, revs)
+}
+
+// canonicalJSON is the comparable form of plain data (map keys sorted).
+func canonicalJSON(v any) ([]byte, error) {
+	return json.Marshal(v)
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -11,10 +12,25 @@ import (
 	"attune/luabind"
 )
 
-// schema maps a field to a type name (SPEC §10): string, number, integer,
+// schema maps a field to a type (SPEC §10): string, number, integer,
 // boolean, list, map, any; a trailing "?" makes the field optional. Listed
 // fields are required, others are allowed. A nil schema accepts anything.
-type schema map[string]string
+//
+// Nesting: a field's type may also be a table. A table holding one element,
+// {T}, is a list whose every element has type T; a table of field = type
+// pairs is a map with those fields. A field name ending in "?" is optional
+// (useful when its type is a table: ["steps?"] = {"string"}).
+//
+//	{title = "string", steps = {"string"}, owner = {name = "string", id = "integer?"}}
+type schema map[string]*stype
+
+// stype is one type of a schema.
+type stype struct {
+	name     string // string, number, integer, boolean, list, map, any
+	optional bool
+	elem     *stype // list element type, when the list is typed
+	fields   schema // map fields, when the map is typed
+}
 
 var schemaTypes = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "list": true, "map": true, "any": true}
 
@@ -23,22 +39,83 @@ func parseSchema(s *luabind.State, v lua.LValue) (schema, error) {
 	if !ok {
 		return nil, fmt.Errorf("want a table of field = type, got %s", luabind.TypeName(v))
 	}
+	return parseFields(t, 0)
+}
+
+const maxSchemaDepth = 16
+
+func parseFields(t *lua.LTable, depth int) (schema, error) {
+	if depth > maxSchemaDepth {
+		return nil, fmt.Errorf("nested deeper than %d", maxSchemaDepth)
+	}
 	sc := schema{}
 	var err error
 	t.ForEach(func(k, tv lua.LValue) {
-		ks, ok1 := k.(lua.LString)
-		ts, ok2 := tv.(lua.LString)
-		if !ok1 || !ok2 {
-			err = fmt.Errorf("want field = \"type\" pairs of strings")
+		if err != nil {
 			return
 		}
-		if !schemaTypes[strings.TrimSuffix(string(ts), "?")] {
-			err = fmt.Errorf("field %s: unknown type %q (want string, number, integer, boolean, list, map or any, optionally with ?)", ks, ts)
+		ks, ok := k.(lua.LString)
+		if !ok {
+			err = fmt.Errorf("want field = type pairs with string field names, got a %s key", luabind.TypeName(k))
 			return
 		}
-		sc[string(ks)] = string(ts)
+		name := string(ks)
+		optional := false
+		if strings.HasSuffix(name, "?") {
+			name, optional = strings.TrimSuffix(name, "?"), true
+		}
+		var st *stype
+		st, err = parseType(tv, depth+1)
+		if err != nil {
+			err = fmt.Errorf("field %s: %w", name, err)
+			return
+		}
+		if optional {
+			c := *st
+			c.optional = true
+			st = &c
+		}
+		sc[name] = st
 	})
-	return sc, err
+	if err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+func parseType(v lua.LValue, depth int) (*stype, error) {
+	switch x := v.(type) {
+	case lua.LString:
+		name := string(x)
+		optional := strings.HasSuffix(name, "?")
+		name = strings.TrimSuffix(name, "?")
+		if !schemaTypes[name] {
+			return nil, fmt.Errorf("unknown type %q (want string, number, integer, boolean, list, map or any, optionally with ?, or a table)", string(x))
+		}
+		return &stype{name: name, optional: optional}, nil
+	case *lua.LTable:
+		if depth > maxSchemaDepth {
+			return nil, fmt.Errorf("nested deeper than %d", maxSchemaDepth)
+		}
+		n, count := x.Len(), 0
+		x.ForEach(func(lua.LValue, lua.LValue) { count++ })
+		if n == 1 && count == 1 {
+			elem, err := parseType(x.RawGetInt(1), depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("list element: %w", err)
+			}
+			return &stype{name: "list", elem: elem}, nil
+		}
+		if n > 0 {
+			return nil, fmt.Errorf("a list type holds exactly one element type, as in {\"string\"}")
+		}
+		fields, err := parseFields(x, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return &stype{name: "map", fields: fields}, nil
+	}
+	return nil, fmt.Errorf("want a type name or a table, got %s", luabind.TypeName(v))
 }
 
 // SchemaError names the path of a violation: input.steps[2]: want string, got number.
@@ -70,6 +147,10 @@ func (sc schema) check(root string, v any) error {
 			return &SchemaError{Path: root, Want: "map", Got: kindOf(v)}
 		}
 	}
+	return sc.checkFields(root, m)
+}
+
+func (sc schema) checkFields(path string, m map[string]any) error {
 	fields := make([]string, 0, len(sc))
 	for f := range sc {
 		fields = append(fields, f)
@@ -77,18 +158,56 @@ func (sc schema) check(root string, v any) error {
 	sort.Strings(fields)
 	for _, f := range fields {
 		typ := sc[f]
-		optional := strings.HasSuffix(typ, "?")
-		typ = strings.TrimSuffix(typ, "?")
 		fv, present := m[f]
 		if !present || fv == nil {
-			if optional {
+			if typ.optional {
 				continue
 			}
-			return &SchemaError{Path: root + "." + f, Want: typ, Got: "nothing (the field is required)"}
+			return &SchemaError{Path: path + "." + f, Want: typ.String(), Got: "nothing (the field is required)"}
 		}
-		if err := checkType(root+"."+f, typ, fv); err != nil {
+		if err := typ.check(path+"."+f, fv); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// String names a type as a schema writes it.
+func (t *stype) String() string {
+	switch {
+	case t.elem != nil:
+		return "list of " + t.elem.String()
+	case t.fields != nil:
+		return "map"
+	}
+	return t.name
+}
+
+func (t *stype) check(path string, v any) error {
+	if err := checkType(path, t.name, v); err != nil {
+		return err
+	}
+	switch {
+	case t.elem != nil:
+		l, _ := v.([]any)
+		for k, e := range l {
+			p := path + "[" + strconv.Itoa(k+1) + "]"
+			if e == nil {
+				if t.elem.optional {
+					continue
+				}
+				return &SchemaError{Path: p, Want: t.elem.String(), Got: "nil"}
+			}
+			if err := t.elem.check(p, e); err != nil {
+				return err
+			}
+		}
+	case t.fields != nil:
+		m, _ := v.(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+		}
+		return t.fields.checkFields(path, m)
 	}
 	return nil
 }
@@ -126,15 +245,12 @@ func checkType(path, typ string, v any) error {
 
 // kindOf names a plain value's type.
 func kindOf(v any) string {
-	switch x := v.(type) {
+	switch v.(type) {
 	case nil:
 		return "nil"
 	case bool:
 		return "boolean"
 	case float64:
-		if x == math.Trunc(x) {
-			return "number"
-		}
 		return "number"
 	case string:
 		return "string"

@@ -103,8 +103,12 @@ func (s *regSet) index() error {
 		s.subs = append(s.subs, r.subs...)
 	}
 	for _, m := range s.methods {
-		if _, ok := s.reducers[m.owner]; !ok {
+		rd, ok := s.reducers[m.owner]
+		if !ok {
 			return fmt.Errorf("define/method: %s.%s (in %s) names owner %s, which no program of this pin declares with define/reducer", m.owner, m.name, m.reg.program, m.owner)
+		}
+		if m.scope != "" && !hasScope(rd.scopes, m.scope) {
+			return fmt.Errorf("define/method: %s@%s.%s (at %s) names scope %s, but owner %s is declared with scope %s (at %s)", m.owner, m.scope, m.name, m.pos, m.scope, m.owner, strings.Join(rd.scopes, ", "), rd.pos)
 		}
 	}
 	bot := s.inst.bot
@@ -118,8 +122,17 @@ func (s *regSet) index() error {
 
 func (s *regSet) grantKnown(g string) bool {
 	for _, m := range s.methods {
-		if m.owner+"."+m.name == g || m.grant == g {
+		if m.owner+"."+m.name == g || (m.grant != "" && m.grant == g) {
 			return true
+		}
+		scopes := []string{m.scope}
+		if rd, ok := s.reducers[m.owner]; ok && m.scope == "" {
+			scopes = rd.scopes
+		}
+		for _, sc := range scopes { // OWNER@SCOPE.METHOD grants one scope
+			if m.owner+"@"+sc+"."+m.name == g {
+				return true
+			}
 		}
 	}
 	return false

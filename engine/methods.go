@@ -1,0 +1,482 @@
+package engine
+
+// Methods (SPEC R5.2-R5.8): call/method from script and Instance.Method
+// from the host run the same admission: resolve the owner in the caller's
+// pin, check the grant, check the ABI, validate the input, run the handler
+// on the fold of the revision it observed, validate the output. A query
+// records its result under the call id; a command folds its proposals
+// through the reducer and appends them with its call record in one store
+// Append that names the revision the handler observed. No lock is held
+// across a handler: concurrent commands meet at the store as a stale
+// revision or a reused call id.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"attune/luabind"
+	"attune/session"
+	"attune/store"
+)
+
+// Refusers of method calls (R5.3), beside the tool chain's.
+const (
+	ByGrant     = "grant"
+	ByABI       = "abi"
+	BySchema    = "schema"
+	ByAuthority = "authority"
+)
+
+// MethodCall is one call of a method by the host (R5.2). Host calls are not
+// subject to grants; they carry host authority only when HostAuthority is
+// set (R5.5, R6.4).
+type MethodCall struct {
+	Owner  string // NAME or NAME@SCOPE
+	Method string
+	Input  any
+	// CallID names the call for replay (R5.6); empty: a fresh id.
+	CallID        string
+	HostAuthority bool
+}
+
+// MethodOutcome is the result of a method call. Status is "ok", "refused"
+// (Reason, RefusedBy) or "failed" (Error, starting with its code:
+// handler:, reducer:, revision:, call-id:, stale-revision:, owner:,
+// method:, replay:).
+type MethodOutcome struct {
+	Status    string
+	Result    any
+	Reason    string
+	RefusedBy string
+	Error     string
+	// Revision is the owner revision after the call: the one a query
+	// observed, the one a command produced; for a replayed call id, the
+	// one recorded with it.
+	Revision int64
+	CallID   string
+	// Diagnostics are failures of subscription handlers that ran after the
+	// call's actions were appended (the actions stay appended).
+	Diagnostics []string
+}
+
+// methodCall is one call on its way through admission.
+type methodCall struct {
+	i      *Instance
+	set    *regSet
+	ctx    context.Context
+	parent *frame     // the calling callback's frame; nil for the host
+	caller *registry  // the calling registry; nil for the host
+	c      MethodCall // CallID always set
+	fresh  bool       // the call id was generated here: nothing can be recorded under it
+}
+
+// Method runs one method call for the host (R5.2). When a turn is open the
+// call is journaled, so a replay answers it from its call record (R3.10).
+func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
+	set, err := i.live()
+	if err != nil {
+		return MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: c.CallID}
+	}
+	defer set.release()
+	fresh := c.CallID == ""
+	if fresh {
+		c.CallID = i.newCallID()
+	}
+	mc := &methodCall{i: i, set: set, ctx: ctx, c: c, fresh: fresh}
+	out := mc.run()
+	if s := i.sess; s != nil && s.journaling.Load() {
+		s.record(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: c.Input, CallID: out.CallID, Auth: c.HostAuthority})
+		if err := s.flush(ctx); err != nil && out.Status == StatusOK {
+			out = MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Revision: out.Revision}
+		}
+	}
+	return out
+}
+
+// fCallMethod is call/method OWNER METHOD INPUT from script: the result, or
+// a throw whose text starts with the refusal's or failure's code right
+// after the position prefix (SPEC §10).
+func fCallMethod(s *luabind.State) int {
+	r := regOf(s)
+	fr := r.top()
+	owner := s.CheckString("call/method", 1)
+	method := s.CheckString("call/method", 2)
+	input, err := s.FromLua(s.L.Get(3))
+	if err != nil {
+		s.L.RaiseError("schema: call/method %s %s: the input is not plain data: %v", owner, method, err)
+	}
+	set := r.set
+	mc := &methodCall{i: fr.inst, set: set, ctx: fr.ctx, parent: fr, caller: r,
+		c: MethodCall{Owner: owner, Method: method, Input: input, CallID: fr.childCallID()}}
+	out := mc.run()
+	switch out.Status {
+	case StatusOK:
+		s.L.Push(s.ToLua(out.Result))
+		return 1
+	case StatusRefused:
+		s.L.RaiseError("%s: %s", out.RefusedBy, out.Reason)
+	default:
+		s.L.RaiseError("%s", out.Error)
+	}
+	return 0
+}
+
+// fPropose is propose(action) inside a command method's handler.
+func fPropose(s *luabind.State) int {
+	r := regOf(s)
+	fr := r.top()
+	if fr == nil || fr.method == nil || fr.method.decl.kind != "command" {
+		s.L.RaiseError("propose is only available inside a command method")
+	}
+	a, err := s.FromLua(s.L.Get(1))
+	if err != nil {
+		s.L.RaiseError("propose: the action is not plain data: %v", err)
+	}
+	m, ok := a.(map[string]any)
+	if !ok {
+		s.L.RaiseError("propose: an action is a table with a string field type, got %s", kindOf(a))
+	}
+	if t, ok := m["type"].(string); !ok || t == "" {
+		s.L.RaiseError("propose: an action is a table with a string field type")
+	}
+	if _, err := json.Marshal(m); err != nil {
+		s.L.RaiseError("propose: the action cannot be stored: %v", err)
+	}
+	fr.method.proposals = append(fr.method.proposals, m)
+	return 0
+}
+
+func refused(by, reason string) MethodOutcome {
+	return MethodOutcome{Status: StatusRefused, RefusedBy: by, Reason: reason}
+}
+
+func failed(msg string) MethodOutcome {
+	return MethodOutcome{Status: StatusFailed, Error: msg}
+}
+
+func (mc *methodCall) run() MethodOutcome {
+	out := mc.admitAndRun()
+	out.CallID = mc.c.CallID
+	return out
+}
+
+// resolveMethod finds the method of an owner: OWNER@SCOPE.METHOD first,
+// then OWNER.METHOD (which serves every scope).
+func (s *regSet) resolveMethod(o ownerRef, method string) (*methodDecl, error) {
+	if m, ok := s.methods[o.name+"@"+o.scope+"."+method]; ok {
+		return m, nil
+	}
+	if m, ok := s.methods[o.name+"."+method]; ok {
+		return m, nil
+	}
+	var have []string
+	for _, m := range s.methods {
+		if m.owner == o.name && (m.scope == "" || m.scope == o.scope) {
+			have = append(have, m.name)
+		}
+	}
+	sort.Strings(have)
+	return nil, fmt.Errorf("method: owner %s has no method %s in the pin of instance %s (have: %v)", o.addr, method, s.instance, have)
+}
+
+// granted reports whether a script caller may call m on o (R5.2): calls
+// from the owner's own program (the one that declares its reducer, or the
+// method) need no grant; others need OWNER.METHOD (OWNER as NAME, or as
+// NAME@SCOPE for that scope only) or the method's :grant among the bot's
+// grants.
+func (s *regSet) granted(caller *registry, o ownerRef, m *methodDecl) bool {
+	if caller == o.rd.reg || caller == m.reg {
+		return true
+	}
+	for _, g := range s.inst.bot.Grants {
+		if g == o.name+"."+m.name || g == o.addr+"."+m.name || (m.grant != "" && g == m.grant) {
+			return true
+		}
+	}
+	return false
+}
+
+func (mc *methodCall) admitAndRun() MethodOutcome {
+	i, set, ctx, c := mc.i, mc.set, mc.ctx, mc.c
+	if mc.parent != nil && mc.parent.depth >= maxDepth {
+		return refused(ByReentry, fmt.Sprintf("calls nested deeper than %d", maxDepth))
+	}
+	o, err := set.resolveOwner(c.Owner)
+	if err != nil {
+		return failed(err.Error())
+	}
+	m, err := set.resolveMethod(o, c.Method)
+	if err != nil {
+		return failed(err.Error())
+	}
+	if mc.caller != nil && !set.granted(mc.caller, o, m) { // R5.2
+		need := o.name + "." + m.name
+		if m.grant != "" {
+			need += " (or " + m.grant + ")"
+		}
+		return refused(ByGrant, fmt.Sprintf("bot %s (program %s) has no grant %s", i.rec.Bot, mc.caller.program, need))
+	}
+	stored, err := i.e.openOwner(ctx, o) // R2.8, R2.9
+	if err != nil {
+		return failed("owner: " + err.Error())
+	}
+	if why := abiRefusal(o, stored); why != "" {
+		return refused(ByABI, why)
+	}
+	if err := m.input.check("input", c.Input); err != nil { // R5.3
+		return refused(BySchema, err.Error())
+	}
+	inJSON, err := canonicalJSON(map[string]any{"method": m.name, "input": c.Input})
+	if err != nil {
+		return refused(BySchema, "input: not storable: "+err.Error())
+	}
+	if !mc.fresh { // R5.6: the call id first, without reading a newer fold
+		rec, err := i.e.st.GetCall(ctx, o.log, c.CallID)
+		switch {
+		case err == nil:
+			return replayed(rec, inJSON, c.CallID)
+		case !errors.Is(err, store.ErrNotFound):
+			return failed("owner: " + err.Error())
+		}
+		if s := i.sess; s != nil && s.rp != nil {
+			return failed(fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name))
+		}
+	}
+	state, rev, err := i.e.fold(ctx, mc.parent, i, o, c.CallID)
+	if err != nil {
+		return foldFailure(err, rev)
+	}
+	// the handler, on a copy of the state it observed
+	r := m.reg
+	fr := mc.parent.child(ctx, i, r, &m.decl, c.CallID)
+	if mc.parent == nil {
+		fr.hostAuthority = c.HostAuthority
+	}
+	run := &methodRun{decl: m}
+	fr.method = run
+	st := r.st
+	if err := r.call(fr, luabind.Callback, m.fn, 1, fr.ctxTable(), st.ToLua(state), st.ToLua(c.Input)); err != nil {
+		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev}
+	}
+	ret := st.L.Get(-1)
+	st.L.Pop(1)
+	result, err := st.FromLua(ret)
+	if err != nil {
+		return MethodOutcome{Status: StatusFailed, Revision: rev,
+			Error: fmt.Sprintf("handler: method %s.%s (%s) returned a value that is not plain data: %v", o.addr, m.name, m.pos, err)}
+	}
+	if err := m.output.check("output", result); err != nil {
+		out := refused(BySchema, err.Error())
+		out.Revision = rev
+		return out
+	}
+	resJSON, err := json.Marshal(result)
+	if err != nil {
+		return MethodOutcome{Status: StatusFailed, Revision: rev, Error: "handler: the result cannot be stored: " + err.Error()}
+	}
+	call := &store.CallRecord{ID: c.CallID, Input: inJSON, Result: resJSON}
+	if m.kind == "query" || len(run.proposals) == 0 {
+		return mc.record(o, call, result, rev)
+	}
+	return mc.commit(fr, o, run.proposals, call, state, result, rev)
+}
+
+// replayed answers a call id already recorded (R5.6).
+func replayed(rec store.CallRecord, inJSON []byte, id string) MethodOutcome {
+	if string(rec.Input) != string(inJSON) {
+		return failed(fmt.Sprintf("call-id: call id %s reused with a different input", id))
+	}
+	var res any
+	if len(rec.Result) > 0 {
+		if err := json.Unmarshal(rec.Result, &res); err != nil {
+			return failed(fmt.Sprintf("call-id: call id %s: the recorded result cannot be read: %v", id, err))
+		}
+	}
+	return MethodOutcome{Status: StatusOK, Result: res, Revision: rec.Revision}
+}
+
+func foldFailure(err error, rev int64) MethodOutcome {
+	var fe *foldError
+	if errors.As(err, &fe) {
+		return MethodOutcome{Status: StatusFailed, Error: fe.msg, Revision: rev}
+	}
+	return MethodOutcome{Status: StatusFailed, Error: "reducer: " + err.Error(), Revision: rev}
+}
+
+// appendError turns a call-id answer of the store into an outcome; ok is
+// false for other errors.
+func appendError(err error, call *store.CallRecord) (MethodOutcome, bool) {
+	var ce *store.CallExistsError
+	if errors.As(err, &ce) {
+		return replayed(ce.Record, call.Input, call.ID), true
+	}
+	if errors.Is(err, store.ErrCallConflict) {
+		return failed(fmt.Sprintf("call-id: call id %s reused with a different input", call.ID)), true
+	}
+	return MethodOutcome{}, false
+}
+
+// record stores a query's result under its call id and appends nothing
+// (R5.4). A command that proposed nothing is recorded the same way.
+func (mc *methodCall) record(o ownerRef, call *store.CallRecord, result any, rev int64) MethodOutcome {
+	st := mc.i.e.st
+	_, err := st.Append(mc.ctx, o.log, rev, nil, call)
+	if errors.Is(err, store.ErrStale) { // the owner moved on: the result stands for rev
+		_, err = st.Append(mc.ctx, o.log, store.Any, nil, call)
+	}
+	if err != nil {
+		if out, ok := appendError(err, call); ok {
+			return out
+		}
+		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), Revision: rev}
+	}
+	return MethodOutcome{Status: StatusOK, Result: result, Revision: rev}
+}
+
+// commit folds a command's proposals through the reducer, then appends
+// them atomically with the call record, at the revision the handler
+// observed (R5.5), then runs the subscriptions (R5.8).
+func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *store.CallRecord, state, result any, rev int64) MethodOutcome {
+	e := mc.i.e
+	if !hfr.hostAuthority { // R5.5, R6.4
+		for _, p := range proposals {
+			if t := p.(map[string]any)["type"].(string); o.rd.protected[t] {
+				return MethodOutcome{Status: StatusRefused, RefusedBy: ByAuthority, Revision: rev,
+					Reason: fmt.Sprintf("action %s of owner %s is protected: only a call with host authority appends it", t, o.addr)}
+			}
+		}
+	}
+	next, err := e.apply(mc.ctx, mc.parent, mc.i, o, call.ID, state, foldSource{proposals: proposals})
+	if err != nil {
+		return foldFailure(err, rev)
+	}
+	entries := make([][]byte, len(proposals))
+	for k, p := range proposals {
+		if entries[k], err = encodeEntry(o.rd.revision, p); err != nil {
+			return MethodOutcome{Status: StatusFailed, Revision: rev, Error: "handler: a proposal cannot be stored: " + err.Error()}
+		}
+	}
+	_, gen := e.owners.get(o.log, o.rd.foldKey)
+	n, err := e.st.Append(mc.ctx, o.log, rev, entries, call)
+	if err != nil {
+		if out, ok := appendError(err, call); ok {
+			return out
+		}
+		if errors.Is(err, store.ErrStale) {
+			return MethodOutcome{Status: StatusFailed, Revision: n,
+				Error: fmt.Sprintf("stale-revision: owner %s moved from revision %d to %d", o.addr, rev, n)}
+		}
+		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), Revision: rev}
+	}
+	e.owners.put(o.log, o.rd.foldKey, gen, &snapshot{state: next, rev: n})
+	out := MethodOutcome{Status: StatusOK, Result: result, Revision: n}
+	out.Diagnostics = mc.notify(o, proposals, call.ID)
+	return out
+}
+
+// subTarget is one subscription to run.
+type subTarget struct {
+	inst *Instance
+	set  *regSet
+	sub  *subDecl
+}
+
+// subscribes reports whether a subscription of a pin names owner o: by
+// NAME@SCOPE, or by NAME (the pin's reducer's first scope; any scope when
+// the pin declares no reducer of that name).
+func (s *regSet) subscribes(sub *subDecl, o ownerRef) bool {
+	name, scope, err := splitOwner(sub.owner)
+	if err != nil || name != o.name {
+		return false
+	}
+	if scope == "" {
+		if rd, ok := s.reducers[name]; ok {
+			scope = rd.scopes[0]
+		} else {
+			scope = o.scope
+		}
+	}
+	return scope == o.scope
+}
+
+// notify runs the subscriptions to owner o in every live instance whose
+// pin subscribes to its log (a session owner: the instances of that
+// session), once per appended action, in append order, before the
+// appending call returns (R5.8). Failures are returned as diagnostics: the
+// actions are appended already.
+func (mc *methodCall) notify(o ownerRef, actions []any, callID string) []string {
+	e := mc.i.e
+	var targets []subTarget
+	e.mu.Lock()
+	insts := make([]*Instance, 0, len(e.instances))
+	for _, in := range e.instances {
+		insts = append(insts, in)
+	}
+	e.mu.Unlock()
+	sort.Slice(insts, func(a, b int) bool { return insts[a].id < insts[b].id })
+	self := false
+	for _, in := range insts {
+		self = self || in == mc.i
+	}
+	if !self {
+		insts = append(insts, mc.i) // the caller itself, even when it is not live (a replay's shadow)
+	}
+	for _, in := range insts {
+		if o.scope == ScopeSession && in.rec.Session != o.key {
+			continue
+		}
+		set := in.cur.Load()
+		if in == mc.i {
+			set = mc.set
+		}
+		if set == nil || !set.acquire() {
+			continue
+		}
+		held := false
+		for _, sub := range set.subs {
+			if set.subscribes(sub, o) {
+				targets = append(targets, subTarget{inst: in, set: set, sub: sub})
+				held = true
+			}
+		}
+		if !held {
+			set.release()
+		} else {
+			defer set.release()
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	var diags []string
+	seq := 0
+	for _, a := range actions {
+		for _, t := range targets {
+			seq++
+			r := t.sub.reg
+			id := fmt.Sprintf("%s:sub%d", callID, seq)
+			var fr *frame
+			if t.inst == mc.i && mc.parent != nil {
+				fr = mc.parent.child(mc.ctx, t.inst, r, &t.sub.decl, id)
+			} else {
+				fr = (*frame)(nil).child(mc.ctx, t.inst, r, &t.sub.decl, id)
+			}
+			if err := r.call(fr, luabind.Callback, t.sub.fn, 0, fr.ctxTable(), r.st.ToLua(a)); err != nil {
+				msg := fmt.Sprintf("subscription %s (%s) in instance %s: %s", t.sub.owner, t.sub.pos, t.inst.id, errText(err))
+				e.log.Warn("subscription failed", "owner", o.addr, "instance", t.inst.id, "error", errText(err))
+				diags = append(diags, msg)
+			}
+		}
+	}
+	return diags
+}
+
+// replayMethod answers a journaled host method call in a replay: the call
+// id is recorded, so the stored result comes back and nothing is appended
+// (R3.10, R5.6).
+func replayMethod(ctx context.Context, i *Instance, en session.Entry) {
+	i.Method(ctx, MethodCall{Owner: en.Owner, Method: en.Name, Input: en.Value, CallID: en.CallID, HostAuthority: en.Auth})
+}
