@@ -185,6 +185,7 @@ type expr struct {
 	prefix bool // a Lua prefixexp: may be called or indexed as it is
 	truthy bool // known to be neither nil nor false
 	str    *string
+	noTail bool // a helper call: never a tail call, so errors it raises at level 2 find their caller
 }
 
 type exprKind int
@@ -330,6 +331,9 @@ func (c *compiler) deliver(f *Form, b *block, d dest, e expr) expr {
 			b.add(cat(at(f, "do local _ = "), e.c, txt(" end")))
 		}
 	case toReturn:
+		if e.noTail {
+			e.c = paren(e.c)
+		}
 		b.add(cat(at(f, "return "), e.c))
 	case toAssign:
 		b.add(cat(at(f, d.target+" = "), e.c))

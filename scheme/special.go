@@ -739,5 +739,5 @@ func helperForm(c *compiler, f *Form, b *block, d dest) expr {
 			args[i] = single(e)
 		}
 	}
-	return c.deliver(f, b, d, expr{c: cat(at(f, h+"("), join(args, ", "), txt(")")), kind: exCall, prefix: true})
+	return c.deliver(f, b, d, expr{c: cat(at(f, h+"("), join(args, ", "), txt(")")), kind: exCall, prefix: true, noTail: true})
 }
