@@ -501,6 +501,9 @@ func newPGPool(cfg *pgx.ConnConfig, size int) *pgPool {
 var errPoolClosed = errors.New("store closed")
 
 func (p *pgPool) acquire(ctx context.Context) (*pgx.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():

@@ -377,12 +377,11 @@ func (s *SQLite) DeleteRecord(ctx context.Context, kind, key string) error {
 func (s *SQLite) ListRecords(ctx context.Context, kind, prefix string) ([]string, error) {
 	// Keys compare as bytes (SQLite's BINARY collation), so the keys with a
 	// prefix are a range of the primary key.
-	var end any // NULL: no upper bound
-	if e, ok := prefixEnd(prefix); ok {
-		end = e
+	query, args := `SELECT key FROM records WHERE kind = ? AND key >= ? ORDER BY key`, []any{kind, prefix}
+	if end, ok := prefixEnd(prefix); ok {
+		query, args = `SELECT key FROM records WHERE kind = ? AND key >= ? AND key < ? ORDER BY key`, append(args, end)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT key FROM records
-		WHERE kind = ?1 AND key >= ?2 AND (?3 IS NULL OR key < ?3) ORDER BY key`, kind, prefix, end)
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, s.err("list records in", err)
 	}
