@@ -72,14 +72,16 @@ type Options struct {
 // Engine holds the configuration, the store, the packs, the host's tools
 // and the live instances. Safe for concurrent use.
 type Engine struct {
-	cfg    *config.Config
-	st     store.Store
-	owns   bool // the engine opened the store and closes it
-	packs  pin.Packs
-	read   ReadFunc
-	floor  FloorFunc
-	log    *slog.Logger
-	budget time.Duration
+	cfg   *config.Config
+	st    store.Store
+	owns  bool // the engine opened the store and closes it
+	packs pin.Packs
+	read  ReadFunc
+	floor FloorFunc
+	// markFloor: the floor is the default one, which refuses only marks.
+	markFloor bool
+	log       *slog.Logger
+	budget    time.Duration
 
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry
@@ -128,6 +130,10 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	e.packs = append(e.packs, o.Packs...)
 	e.packs = append(e.packs, pin.Pack{Name: "behaviors", FS: behaviors.FS})
 	if e.floor == nil {
+		// The default floor refuses only calls that carry one of the
+		// configured marks: a call with no marks (every fast-path call)
+		// cannot be refused by it, so the fast path skips it.
+		e.markFloor = true
 		marks := o.Config.Floor.RefuseMarks
 		e.floor = func(_ context.Context, c FloorCall) (string, bool) {
 			for _, m := range c.Marks {

@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"sync/atomic"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
 
 	"attune/config"
 	"attune/pin"
@@ -53,10 +55,11 @@ type instanceRecord struct {
 // Instance is one running agent. Its methods are safe for concurrent use;
 // boundaries of one instance are serialized.
 type Instance struct {
-	e   *Engine
-	rec instanceRecord
-	id  string
-	bot *config.Bot
+	e    *Engine
+	rec  instanceRecord
+	id   string
+	idLV lua.LValue // id, boxed once
+	bot  *config.Bot
 
 	mu      sync.Mutex // boundaries, attune, hydrate
 	cur     atomic.Pointer[regSet]
@@ -152,7 +155,7 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 	} else if err != nil {
 		return nil, err
 	}
-	i := &Instance{e: e, rec: *rec, id: id, bot: bot, ceiling: map[string]bool{},
+	i := &Instance{e: e, rec: *rec, id: id, idLV: lua.LString(id), bot: bot, ceiling: map[string]bool{},
 		nonce: strconv.FormatInt(time.Now().UnixNano(), 36)}
 	for _, c := range bot.Ceiling {
 		i.ceiling[c] = true

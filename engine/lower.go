@@ -1,5 +1,6 @@
 package engine
 
-import "errors"
+import "attune/scheme"
 
-func lowerScheme(file string, src []byte) (string, error) { return "", errors.New("x") }
+// lowerScheme turns a .scm program into Lua, line-aligned with its source.
+func lowerScheme(file string, src []byte) (string, error) { return scheme.Lower(file, src) }

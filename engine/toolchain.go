@@ -48,6 +48,7 @@ type ToolCall struct {
 // toolEntry is what a pin resolves for one tool path, once (R4.2).
 type toolEntry struct {
 	path    string
+	pathLV  lua.LValue // path, boxed once
 	host    *HostTool
 	def     *toolDecl
 	effects []string
@@ -72,7 +73,7 @@ func (s *regSet) toolTable() *toolTable {
 	}
 	t := &toolTable{gen: gen, m: map[string]*toolEntry{}}
 	add := func(path string, host *HostTool, def *toolDecl, effects []string) {
-		te := &toolEntry{path: path, host: host, def: def, effects: effects, allowed: true}
+		te := &toolEntry{path: path, pathLV: lua.LString(path), host: host, def: def, effects: effects, allowed: true}
 		for _, eff := range effects {
 			if !s.inst.ceiling[eff] {
 				te.allowed = false
@@ -121,8 +122,10 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 		return Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
 	}
 	if te.fast && i.sess.quiet() { // R4.2: no guard or hook matches: floor, then core
-		if reason, refused := i.e.floor(ctx, FloorCall{Instance: i.id, Path: c.Path, Args: c.Args}); refused {
-			return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
+		if !i.e.markFloor {
+			if reason, refused := i.e.floor(ctx, FloorCall{Instance: i.id, Path: c.Path, Args: c.Args}); refused {
+				return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
+			}
 		}
 		res, err := te.host.Core(ctx, c.Args)
 		if err != nil {
@@ -158,6 +161,9 @@ type chain struct {
 
 	seq       int64 // nested call ids under callID
 	thread    *thread
+	th        thread
+	callIDLV  lua.LValue
+	grs       [4]guardRun // the first guards' runs, without an allocation each
 	floorSaw  bool
 	floorArgs any
 	retry     bool
@@ -176,7 +182,8 @@ type guardRun struct {
 }
 
 func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame) Outcome {
-	ch := &chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args, thread: new(thread)}
+	ch := &chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args}
+	ch.thread = &ch.th
 	if parent != nil {
 		ch.thread = parent.thread
 	}
@@ -187,6 +194,7 @@ func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c T
 			ch.callID = i.newCallID()
 		}
 	}
+	ch.callIDLV = lua.LString(ch.callID)
 	out := ch.run()
 	out.CallID = ch.callID
 	return out
@@ -272,7 +280,13 @@ func (c *chain) step(k int, args any) Outcome {
 	g := c.te.guards[k]
 	r := g.reg
 	fr := c.frame(r, &g.decl)
-	gr := &guardRun{c: c, k: k}
+	var gr *guardRun
+	if k < len(c.grs) {
+		gr = &c.grs[k]
+		*gr = guardRun{c: c, k: k}
+	} else {
+		gr = &guardRun{c: c, k: k}
+	}
 	fr.guard = gr
 	st := r.st
 	gr.call = c.callTable(st, args, true)
@@ -342,7 +356,7 @@ func fInvoke(s *luabind.State) int {
 	}
 	gr.out = gr.c.step(gr.k+1, args)
 	if gr.c.retry {
-		gr.outTab = s.L.NewTable()
+		gr.outTab = s.L.CreateTable(0, 1)
 	} else {
 		gr.outTab = outcomeTable(s, gr.out)
 	}
@@ -468,7 +482,7 @@ func (c *chain) postFail(out Outcome) Outcome {
 func (c *chain) callTable(st *luabind.State, args any, withMarks bool) *lua.LTable {
 	L := st.L
 	t := L.CreateTable(0, 6)
-	t.RawSetString("path", lua.LString(c.te.path))
+	t.RawSetString("path", c.te.pathLV)
 	if args != nil {
 		t.RawSetString("args", st.ToLua(args))
 	}
@@ -477,9 +491,9 @@ func (c *chain) callTable(st *luabind.State, args any, withMarks bool) *lua.LTab
 		marks.Append(lua.LString(m))
 	}
 	t.RawSetString("marks", marks)
-	t.RawSetString("attempt", lua.LNumber(c.attempt))
-	t.RawSetString("instance", lua.LString(c.i.id))
-	t.RawSetString("call_id", lua.LString(c.callID))
+	t.RawSetString("attempt", number(c.attempt))
+	t.RawSetString("instance", c.i.idLV)
+	t.RawSetString("call_id", c.callIDLV)
 	return t
 }
 
@@ -487,7 +501,7 @@ func (c *chain) callTable(st *luabind.State, args any, withMarks bool) *lua.LTab
 func outcomeTable(st *luabind.State, o Outcome) *lua.LTable {
 	L := st.L
 	t := L.CreateTable(0, 4)
-	t.RawSetString("status", lua.LString(o.Status))
+	t.RawSetString("status", statusLV(o.Status))
 	if o.Result != nil {
 		t.RawSetString("result", st.ToLua(o.Result))
 	}
@@ -518,14 +532,14 @@ func markerMeta(st *luabind.State, name string) lua.LValue {
 	reg := st.L.Get(lua.RegistryIndex).(*lua.LTable)
 	m, ok := reg.RawGetString(name).(*lua.LTable)
 	if !ok {
-		m = st.L.NewTable()
+		m = st.L.CreateTable(0, 1)
 		reg.RawSetString(name, m)
 	}
 	return m
 }
 
 func fRefuse(s *luabind.State) int {
-	t := s.L.NewTable()
+	t := s.L.CreateTable(0, 1)
 	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
 	t.Metatable = refuseMeta(s)
 	s.L.Push(t)
@@ -533,7 +547,7 @@ func fRefuse(s *luabind.State) int {
 }
 
 func fRetry(s *luabind.State) int {
-	t := s.L.NewTable()
+	t := s.L.CreateTable(0, 1)
 	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
 	t.Metatable = retryMeta(s)
 	s.L.Push(t)
@@ -643,4 +657,35 @@ func deepCopy(v any) any {
 		return c
 	}
 	return v
+}
+
+// Boxed values shared by every state: a Lua string or number stored in an
+// interface costs an allocation, so the chain's constant ones are boxed once.
+var (
+	lvStatus = map[string]lua.LValue{StatusOK: lua.LString(StatusOK), StatusRefused: lua.LString(StatusRefused), StatusFailed: lua.LString(StatusFailed)}
+	lvSmall  = func() (out [16]lua.LValue) {
+		for k := range out {
+			out[k] = lua.LNumber(k)
+		}
+		return
+	}()
+)
+
+func statusLV(s string) lua.LValue {
+	switch s {
+	case StatusOK:
+		return lvStatus[StatusOK]
+	case StatusRefused:
+		return lvStatus[StatusRefused]
+	case StatusFailed:
+		return lvStatus[StatusFailed]
+	}
+	return lua.LString(s)
+}
+
+func number(n int) lua.LValue {
+	if n >= 0 && n < len(lvSmall) {
+		return lvSmall[n]
+	}
+	return lua.LNumber(n)
 }

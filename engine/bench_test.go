@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"context"
+	"runtime"
+	"testing"
+)
+
+type goCaller interface{ Call(any) any }
+type goImpl struct{ n int }
+
+//go:noinline
+func (g *goImpl) Call(a any) any { g.n++; return a }
+
+// baselineCaller is a package variable so the call cannot be devirtualized.
+var baselineCaller goCaller = &goImpl{}
+
+// BenchmarkGoCallBaseline is the floor the tool chain is measured against:
+// a Go func called through an interface (not inlined, not devirtualized).
+func BenchmarkGoCallBaseline(b *testing.B) {
+	var arg any = "x"
+	b.ReportAllocs()
+	for b.Loop() {
+		baselineCaller.Call(arg)
+	}
+}
+
+func benchInstance(b *testing.B, programs map[string]string) *Instance {
+	behaviors := `[]`
+	if len(programs) > 0 {
+		behaviors = `["g"]`
+	}
+	e := testEngine(b, "[bots.main]\nbehaviors = "+behaviors+"\nceiling = [\"read\"]\n", programs)
+	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, a any) (any, error) { return a, nil }})
+	i, err := e.Start(context.Background(), StartOptions{ID: "bench", Bot: "main"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return i
+}
+
+// BenchmarkToolFastPath: a host tool no guard or hook matches (R4.2).
+func BenchmarkToolFastPath(b *testing.B) {
+	i := benchInstance(b, map[string]string{"g.lua": `guard.tool("other/*", function(c, invoke) return invoke() end)`})
+	ctx := context.Background()
+	call := ToolCall{Path: "fs/read", Args: "x"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if i.Tool(ctx, call).Status != StatusOK {
+			b.Fatal("not ok")
+		}
+	}
+}
+
+// BenchmarkToolOneGuard: one Lua guard that invokes unchanged.
+func BenchmarkToolOneGuard(b *testing.B) {
+	i := benchInstance(b, map[string]string{"g.lua": `guard.tool("fs/read", function(c, invoke) return invoke() end)`})
+	ctx := context.Background()
+	call := ToolCall{Path: "fs/read", Args: "x", CallID: "c"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if i.Tool(ctx, call).Status != StatusOK {
+			b.Fatal("not ok")
+		}
+	}
+}
+
+// BenchmarkToolFullChain: three Lua guards, a pre and a post hook.
+func BenchmarkToolFullChain(b *testing.B) {
+	i := benchInstance(b, map[string]string{"g.lua": `
+guard.tool("fs/read", function(c, invoke) return invoke() end)
+guard.tool("fs/*", function(c, invoke) mark(c, "seen") return invoke() end)
+guard.tool("fs/**", function(c, invoke) return invoke(c.args) end)
+hook.tool("fs/read", {pre = function(c) end, post = function(c, o) return nil end})`})
+	ctx := context.Background()
+	call := ToolCall{Path: "fs/read", Args: "x", CallID: "c"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if i.Tool(ctx, call).Status != StatusOK {
+			b.Fatal("not ok")
+		}
+	}
+}
+
+const smallProgram = `
+local count = 0
+guard.tool("fs/*", function(c, invoke) count = count + 1 return invoke() end)
+hook.round("end", function(b) if count > 10 then notify("busy", "ambient") end end)
+`
+
+// BenchmarkRegistryLoad: registering an already-compiled program for one
+// more instance (the compile cache is warm after the first).
+func BenchmarkRegistryLoad(b *testing.B) {
+	e := testEngine(b, "[bots.main]\nbehaviors = [\"g\"]\n", map[string]string{"g.lua": smallProgram})
+	ctx := context.Background()
+	i := start(b, e, "warm", "main")
+	p := i.Pin()
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := e.newSet(ctx, i, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.release()
+	}
+}
+
+// TestRegistryMemory reports the heap retained per live registry of a
+// small program (goal: <= 64 KiB).
+func TestRegistryMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures memory")
+	}
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"g\"]\n", map[string]string{"g.lua": smallProgram})
+	ctx := context.Background()
+	i := start(t, e, "warm", "main")
+	p := i.Pin()
+	const n = 1000
+	sets := make([]*regSet, 0, n)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range n {
+		s, err := e.newSet(ctx, i, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, s)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := float64(after.HeapAlloc-before.HeapAlloc) / n / 1024
+	t.Logf("retained heap per live registry: %.1f KiB", per)
+	if per > 64 {
+		t.Errorf("retained %.1f KiB per registry; the goal is <= 64 KiB", per)
+	}
+	for _, s := range sets {
+		s.release()
+	}
+}
