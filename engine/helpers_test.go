@@ -17,7 +17,7 @@ func testEngine(t testing.TB, cfgTOML string, programs map[string]string, o ...f
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsys := fstest.MapFS{}
+	fsys := fsMap{}
 	for name, src := range programs {
 		fsys[name] = &fstest.MapFile{Data: []byte(src)}
 	}
@@ -45,3 +45,6 @@ func start(t testing.TB, e *Engine, id, bot string) *Instance {
 func echoTool(path string, effects ...string) HostTool {
 	return HostTool{Path: path, Effects: effects, Core: func(_ context.Context, args any) (any, error) { return args, nil }}
 }
+
+// fsMap is the scratch pack's file system; tests edit it in place.
+type fsMap = fstest.MapFS
