@@ -1,0 +1,67 @@
+// Command attune is the reference host of the attune behavior engine
+// (SPEC R9.2). Each subcommand lives in its own file:
+//
+//	attune run    a demo session of the exemplar behaviors
+//	attune test   run scenario files (SCENARIOS.md)
+//	attune check  check a configuration and its programs
+//	attune lower  print the Lua a Scheme-style program lowers to
+//	attune serve  the engine as a JSON-RPC 2.0 service over stdio
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand: it gets its arguments and the standard
+// streams, and returns the exit code.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{
+	"run":   {"a demo session of the exemplar behaviors on the embedded store", runCmd},
+	"test":  {"run scenario files: attune test PATH...", testCmd},
+	"check": {"check a configuration and its programs: attune check [FILE]", checkCmd},
+	"lower": {"print the Lua a Scheme-style program lowers to: attune lower FILE.scm", lowerCmd},
+	"serve": {"the engine as a JSON-RPC 2.0 service over stdio", serveCmd},
+}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "attune: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("usage: attune COMMAND [ARGS]\n\ncommands:\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-6s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, b.String())
+}

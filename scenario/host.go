@@ -1,0 +1,124 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"attune/engine"
+)
+
+// fakeHost is the host a scenario declares: its reads, its tools' cores and
+// its floor. It counts what ran during the current step. Safe for
+// concurrent use (hooks of different registries run on different
+// goroutines).
+type fakeHost struct {
+	mu         sync.Mutex
+	reads      map[string]any
+	refuse     []string
+	readCalls  int
+	coreCalls  int
+	floorRan   bool
+	floorArgs  any
+	floorMarks []string
+}
+
+func newFakeHost(sc *Scenario) *fakeHost {
+	h := &fakeHost{reads: map[string]any{}}
+	for k, v := range sc.Host.Reads {
+		h.reads[k] = v
+	}
+	switch {
+	case sc.Host.Floor != nil:
+		h.refuse = sc.Host.Floor.RefuseMarks
+	case sc.Config != nil:
+		h.refuse = sc.Config.Floor.RefuseMarks
+	}
+	return h
+}
+
+// beginStep resets the per-step counters.
+func (h *fakeHost) beginStep() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.readCalls, h.coreCalls = 0, 0
+	h.floorRan, h.floorArgs, h.floorMarks = false, nil, nil
+}
+
+// observe copies the per-step counters into g.
+func (h *fakeHost) observe(g *Got) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	g.HostReads, g.CoreCalls = h.readCalls, h.coreCalls
+	g.FloorRan, g.FloorArgs, g.FloorMarks = h.floorRan, h.floorArgs, h.floorMarks
+}
+
+func (h *fakeHost) setRead(key string, v any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reads[key] = v
+}
+
+// read answers admit/read KEY: the declared delivery, nil when none.
+func (h *fakeHost) read(_ context.Context, key string) (any, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.readCalls++
+	return copyPlain(h.reads[key]), nil
+}
+
+// floor refuses a call that still carries one of the refused marks.
+func (h *fakeHost) floor(_ context.Context, c engine.FloorCall) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.floorRan = true
+	h.floorArgs = copyPlain(c.Args)
+	h.floorMarks = append([]string{}, c.Marks...)
+	for _, m := range c.Marks {
+		for _, r := range h.refuse {
+			if m == r {
+				return "the floor refuses calls marked " + m, true
+			}
+		}
+	}
+	return "", false
+}
+
+// tool returns the host tool of one [host.tools."PATH"] table.
+func (h *fakeHost) tool(t HostTool) engine.HostTool {
+	effects := t.Effects
+	if effects == nil {
+		effects = []string{}
+	}
+	return engine.HostTool{Path: t.Path, Effects: effects, Core: func(_ context.Context, args any) (any, error) {
+		h.mu.Lock()
+		h.coreCalls++
+		h.mu.Unlock()
+		switch {
+		case t.HasFail:
+			return nil, errors.New(t.Fail)
+		case t.Echo:
+			return copyPlain(args), nil
+		}
+		return copyPlain(t.Result), nil
+	}}
+}
+
+// copyPlain deep-copies plain data.
+func copyPlain(v any) any {
+	switch x := v.(type) {
+	case []any:
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = copyPlain(e)
+		}
+		return c
+	case map[string]any:
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			c[k] = copyPlain(e)
+		}
+		return c
+	}
+	return v
+}

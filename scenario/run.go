@@ -1,0 +1,474 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"attune/engine"
+	"attune/pin"
+)
+
+// ScratchPack is the name of the pack a scenario's [programs] are written
+// into (it shows in pins and in shadowing warnings).
+const ScratchPack = "scenario"
+
+// Result is the outcome of one scenario run.
+type Result struct {
+	Name     string
+	File     string
+	Passed   bool
+	Duration time.Duration
+	// Steps is how many steps ran (the failing one included).
+	Steps int
+	// Failure is the full report of a failed scenario, one problem a line:
+	// "FILE:LINE: step N (OP): KEY: want W, got G". Empty when it passed.
+	Failure string
+	// Expected is the failure a fails_with scenario produced as it should.
+	Expected string
+}
+
+// Run runs a scenario with its own engine, store, scratch pack and fake
+// host, and checks every step's expectations; it stops at the first step
+// that fails.
+func Run(ctx context.Context, sc *Scenario) Result {
+	start := time.Now()
+	r := &runner{sc: sc, host: newFakeHost(sc), started: map[string]bool{}}
+	failure := r.run(ctx)
+	res := Result{Name: sc.Name, File: sc.File, Steps: r.steps, Duration: time.Since(start)}
+	if len(sc.FailsWith) == 0 {
+		res.Passed, res.Failure = failure == "", failure
+		return res
+	}
+	if failure == "" {
+		res.Failure = fmt.Sprintf("%s: the scenario passed, but fails_with says it must fail with %s", sc.File, Format(sc.FailsWith))
+		return res
+	}
+	for _, want := range sc.FailsWith {
+		if !strings.Contains(failure, want) {
+			res.Failure = fmt.Sprintf("%s: the scenario failed, but not with %q (fails_with); its failure:\n%s", sc.File, want, failure)
+			return res
+		}
+	}
+	res.Passed, res.Expected = true, failure
+	return res
+}
+
+// runner is the state of one run.
+type runner struct {
+	sc       *Scenario
+	host     *fakeHost
+	eng      *engine.Engine
+	dir      string // the scratch pack
+	started  map[string]bool
+	order    []string // instance ids in the order they were first started
+	lastNote string
+	steps    int
+}
+
+func (r *runner) run(ctx context.Context) string {
+	sc := r.sc
+	if sc.Config == nil {
+		return sc.File + ": no configuration"
+	}
+	dir, err := os.MkdirTemp("", "attune-scenario-")
+	if err != nil {
+		return sc.File + ": scratch pack: " + err.Error()
+	}
+	defer os.RemoveAll(dir)
+	r.dir = dir
+	for _, p := range sc.Programs {
+		if err := r.write(p.File, p.Source); err != nil {
+			return sc.File + ": scratch pack: " + err.Error()
+		}
+	}
+	eng, err := engine.New(ctx, engine.Options{
+		Config:     sc.Config,
+		PacksFirst: []pin.Pack{{Name: ScratchPack, FS: os.DirFS(dir)}},
+		Read:       r.host.read,
+		Floor:      r.host.floor,
+	})
+	if err != nil {
+		return sc.File + ": engine: " + err.Error()
+	}
+	defer eng.Close()
+	r.eng = eng
+	for _, t := range sc.Host.Tools {
+		if err := eng.RegisterTool(r.host.tool(t)); err != nil {
+			return sc.File + ": host tool " + t.Path + ": " + err.Error()
+		}
+	}
+	for _, s := range sc.Steps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Sprintf("%s: step %d (%s): %v", r.where(s, ""), s.Index, s.Op, err)
+		}
+		r.steps++
+		r.host.beginStep()
+		g := r.step(ctx, s)
+		r.host.observe(g)
+		if len(g.Notes) > 0 {
+			r.lastNote = g.Notes[len(g.Notes)-1].ID
+		}
+		if ms := r.check(s, g); len(ms) > 0 {
+			lines := make([]string, len(ms))
+			for i, m := range ms {
+				lines[i] = fmt.Sprintf("%s: step %d (%s): %s", r.where(s, m.Key), s.Index, s.Op, m)
+			}
+			return strings.Join(lines, "\n")
+		}
+	}
+	return ""
+}
+
+// where is FILE:LINE of a step's expectation key (of the step when the
+// key is not written).
+func (r *runner) where(s *Step, key string) string {
+	if ln := s.ExpectLines[key]; ln > 0 {
+		return fmt.Sprintf("%s:%d", r.sc.File, ln)
+	}
+	if s.Line > 0 {
+		return fmt.Sprintf("%s:%d", r.sc.File, s.Line)
+	}
+	return r.sc.File
+}
+
+// check returns the expectations of s that g does not meet; a step whose
+// status is not ok needs expect.status to say it.
+func (r *runner) check(s *Step, g *Got) []Mismatch {
+	e := s.Expect
+	if e == nil {
+		e = &Expect{}
+	}
+	var ms []Mismatch
+	if e.Status == "" && g.Status != "ok" {
+		ms = append(ms, Mismatch{Key: "status", Want: "ok", Got: statusText(g)})
+	}
+	return append(ms, e.Check(g)...)
+}
+
+// write puts a file into the scratch pack.
+func (r *runner) write(name, src string) error {
+	p := filepath.Join(r.dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(src), 0o644)
+}
+
+func failed(format string, args ...any) *Got {
+	return &Got{Status: "failed", Error: fmt.Sprintf(format, args...)}
+}
+
+func failedErr(err error) *Got { return &Got{Status: "failed", Error: err.Error()} }
+
+// live returns a running instance, or the failed step of one that is not.
+func (r *runner) live(id string) (*engine.Instance, *Got) {
+	inst, ok := r.eng.Instance(id)
+	if !ok {
+		return nil, failed("instance %s is not running", id)
+	}
+	return inst, nil
+}
+
+func (r *runner) track(id string) {
+	if !r.started[id] {
+		r.started[id] = true
+		r.order = append(r.order, id)
+	}
+}
+
+// step runs one step.
+func (r *runner) step(ctx context.Context, s *Step) *Got {
+	switch s.Op {
+	case "start":
+		inst, err := r.eng.Start(ctx, engine.StartOptions{ID: s.Instance, Bot: s.Bot, Kind: s.Kind, Session: s.Session, Parent: s.Parent})
+		r.track(s.Instance)
+		if err != nil {
+			return failedErr(err)
+		}
+		return &Got{Status: "ok", Result: instanceInfo(inst)}
+	case "restart":
+		inst, err := r.eng.Restart(ctx, s.Instance)
+		r.track(s.Instance)
+		if err != nil {
+			return failedErr(err)
+		}
+		return &Got{Status: "ok", Result: instanceInfo(inst)}
+	case "edit":
+		if err := r.write(s.Program, s.Source); err != nil {
+			return failedErr(err)
+		}
+		return &Got{Status: "ok"}
+	case "forget":
+		return r.forget(ctx, s.Program)
+	case "set-read":
+		r.host.setRead(s.Key, copyPlain(s.Value))
+		return &Got{Status: "ok"}
+	case "spawn":
+		parent, g := r.live(s.Instance)
+		if g != nil {
+			return g
+		}
+		child, err := parent.Spawn(ctx, engine.SpawnOptions{ID: s.Child, Bot: s.Bot, Role: s.Kind})
+		r.track(s.Child)
+		if err != nil {
+			return failedErr(err)
+		}
+		return &Got{Status: "ok", Result: instanceInfo(child)}
+	}
+	inst, g := r.live(s.Instance)
+	if g != nil {
+		return g
+	}
+	switch s.Op {
+	case "attune":
+		if err := inst.Attune(ctx); err != nil {
+			return failedErr(err)
+		}
+		return &Got{Status: "ok"}
+	case "turn-begin":
+		return boundary(inst.BeginTurn(ctx, engine.TurnInput{Input: copyPlain(s.Input), ContextFresh: s.ContextFresh}))
+	case "round-begin":
+		return boundary(inst.BeginRound(ctx))
+	case "round-end":
+		return boundary(inst.EndRound(ctx, engine.RoundEnd{HostContinue: s.HostContinue, Output: s.Output}))
+	case "turn-end":
+		res, err := inst.EndTurn(ctx, s.Addenda...)
+		g := boundary(res, err)
+		if err == nil && res.LoopEnd != nil {
+			g.Result = map[string]any{"addenda": stringsAny(res.LoopEnd.Addenda), "notes": notesAny(res.LoopEnd.Notes)}
+		}
+		return g
+	case "tool":
+		return outcome(inst.Tool(ctx, engine.ToolCall{Path: s.Path, Args: copyPlain(s.Args), CallID: s.CallID}))
+	case "turn":
+		return r.turn(ctx, inst, s)
+	case "method":
+		return r.method(ctx, inst, s)
+	case "state":
+		return r.state(ctx, inst, s.Owner)
+	case "reset":
+		return r.reset(ctx, inst, s.Owner)
+	case "command":
+		res := inst.Command(ctx, s.Name, s.Text)
+		return &Got{Status: res.Status, Error: res.Error, Notes: notesGot(res.Notes)}
+	case "consume":
+		id := s.Note
+		if id == "last" {
+			if r.lastNote == "" {
+				return failed("consume: no earlier step returned a note")
+			}
+			id = r.lastNote
+		}
+		if err := inst.Consume(ctx, id); err != nil {
+			return failedErr(err)
+		}
+		return &Got{Status: "ok", Result: id}
+	case "replay":
+		res, err := inst.Replay(ctx)
+		if err != nil {
+			return failedErr(err)
+		}
+		return &Got{Status: "ok", Notes: notesGot(res.Notes)}
+	case "hydrate":
+		if err := inst.Hydrate(ctx); err != nil {
+			return failedErr(err)
+		}
+		return &Got{Status: "ok"}
+	case "rollback":
+		if err := inst.Rollback(ctx, s.ToTurn); err != nil {
+			return failedErr(err)
+		}
+		return &Got{Status: "ok"}
+	}
+	return failed("unknown op %s", s.Op)
+}
+
+// forget deletes the stored blob of every hash that the scenario's
+// instances pinned for a scratch pack file.
+func (r *runner) forget(ctx context.Context, file string) *Got {
+	st := r.eng.Store()
+	deleted := map[string]bool{}
+	for _, id := range r.order {
+		p, err := pin.Load(ctx, st, id)
+		if err != nil {
+			continue // never pinned (its start failed before)
+		}
+		var shas []string
+		for _, pr := range p.Programs {
+			if pr.Pack == ScratchPack && pr.File == file {
+				shas = append(shas, pr.SHA256)
+			}
+		}
+		for _, c := range p.Commands {
+			if c.Pack == ScratchPack && c.File == file {
+				shas = append(shas, c.SHA256)
+			}
+		}
+		for _, sha := range shas {
+			if deleted[sha] {
+				continue
+			}
+			if err := st.DeleteBlob(ctx, sha); err != nil {
+				return failedErr(err)
+			}
+			deleted[sha] = true
+		}
+	}
+	if len(deleted) == 0 {
+		return failed("forget: no instance of this scenario pinned %s of the scratch pack", file)
+	}
+	return &Got{Status: "ok"}
+}
+
+// turn runs a whole turn following the continuation decision.
+func (r *runner) turn(ctx context.Context, inst *engine.Instance, s *Step) *Got {
+	g := &Got{Status: "ok"}
+	var tools []any
+	var notes []engine.Note
+	first := func(status, errText, reason string) {
+		if g.Status == "ok" && status != "ok" {
+			g.Status, g.Error, g.Reason = status, errText, reason
+			if status == "refused" {
+				g.RefusedBy = "guard"
+			}
+		}
+	}
+	finish := func() *Got {
+		g.Result = map[string]any{"tools": orEmpty(tools), "notes": notesAny(notes), "addenda": []any{}}
+		g.Notes = notesGot(notes)
+		return g
+	}
+	res, err := inst.BeginTurn(ctx, engine.TurnInput{Input: copyPlain(s.Input), ContextFresh: s.ContextFresh})
+	if err != nil {
+		first("failed", err.Error(), "")
+		return finish()
+	}
+	first(res.Status, res.Error, res.Reason)
+	notes = append(notes, res.Notes...)
+	if _, _, inTurn, _ := inst.Turn(); !inTurn {
+		return finish() // refused: the turn never opened
+	}
+	for n := 0; n < s.MaxRounds; n++ {
+		rb, err := inst.BeginRound(ctx)
+		if err != nil {
+			first("failed", err.Error(), "")
+			break
+		}
+		first(rb.Status, rb.Error, rb.Reason)
+		if _, _, _, inRound := inst.Turn(); !inRound {
+			break // a round guard refused: the round never opened
+		}
+		g.Rounds++
+		var spec Round
+		if n < len(s.Rounds) {
+			spec = s.Rounds[n]
+		}
+		for _, tc := range spec.Tools {
+			tools = append(tools, outcomeMap(inst.Tool(ctx, engine.ToolCall{Path: tc.Path, Args: copyPlain(tc.Args)})))
+		}
+		re, err := inst.EndRound(ctx, engine.RoundEnd{HostContinue: spec.HostContinue, Output: spec.Output})
+		if err != nil {
+			first("failed", err.Error(), "")
+			break
+		}
+		first(re.Status, re.Error, re.Reason)
+		g.Continue = re.Continue
+		if !re.Continue {
+			break
+		}
+	}
+	te, err := inst.EndTurn(ctx)
+	if err != nil {
+		first("failed", err.Error(), "")
+		return finish()
+	}
+	first(te.Status, te.Error, te.Reason)
+	if te.LoopEnd != nil {
+		notes = te.LoopEnd.Notes
+	}
+	return finish()
+}
+
+// boundary reads a boundary step's result.
+func boundary(res engine.BoundaryResult, err error) *Got {
+	if err != nil {
+		return failedErr(err)
+	}
+	g := &Got{Status: res.Status, Error: res.Error, Reason: res.Reason, Continue: res.Continue, Notes: notesGot(res.Notes)}
+	if res.Status == "refused" {
+		g.RefusedBy = "guard" // only guards refuse a boundary (R3.3)
+	}
+	return g
+}
+
+// outcome reads a tool call's outcome.
+func outcome(o engine.Outcome) *Got {
+	return &Got{Status: o.Status, Error: o.Error, Reason: o.Reason, RefusedBy: o.RefusedBy,
+		Hidden: o.Hidden, Result: o.Result, Diagnostics: o.Diagnostics}
+}
+
+func outcomeMap(o engine.Outcome) map[string]any {
+	m := map[string]any{"status": o.Status}
+	if o.Result != nil {
+		m["result"] = o.Result
+	}
+	if o.Status == "ok" {
+		m["diagnostics"] = stringsAny(o.Diagnostics)
+	}
+	for k, v := range map[string]string{"reason": o.Reason, "refused_by": o.RefusedBy, "error": o.Error} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func instanceInfo(inst *engine.Instance) map[string]any {
+	m := map[string]any{"instance": inst.ID(), "session": inst.Session(), "bot": inst.Bot()}
+	programs := []any{}
+	if p := inst.Pin(); p != nil {
+		for _, pr := range p.Programs {
+			programs = append(programs, pr.Name)
+		}
+	}
+	m["programs"] = programs
+	return m
+}
+
+func notesGot(ns []engine.Note) []NoteGot {
+	out := make([]NoteGot, len(ns))
+	for i, n := range ns {
+		out[i] = NoteGot{ID: n.ID, Kind: n.Kind, Text: n.Text}
+	}
+	return out
+}
+
+func notesAny(ns []engine.Note) []any {
+	out := make([]any, len(ns))
+	for i, n := range ns {
+		out[i] = map[string]any{"id": n.ID, "kind": n.Kind, "text": n.Text, "program": n.Program}
+	}
+	return out
+}
+
+func stringsAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func orEmpty(l []any) []any {
+	if l == nil {
+		return []any{}
+	}
+	return l
+}
+
+
+
