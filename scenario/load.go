@@ -121,9 +121,9 @@ type ToolCall struct {
 // Expect holds a step's expectations; a nil pointer (or nil any with its
 // Has flag false) is a key the scenario did not give.
 type Expect struct {
-	Status      string
-	Result      any
-	HasResult   bool
+	Status    string
+	Result    any
+	HasResult bool
 	// Error and Reason hold texts the message must each contain (the
 	// scenario gives one string or a list of them).
 	Error       []string

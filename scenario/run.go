@@ -469,6 +469,3 @@ func orEmpty(l []any) []any {
 	}
 	return l
 }
-
-
-
