@@ -49,3 +49,29 @@ func TestBranchProgram(t *testing.T) {
 		t.Fatalf("after restart, same branch: %v", got)
 	}
 }
+
+// read/forms reads a program as forms: strings stay strings, symbols are
+// names (used by the tasks behavior, R6.2).
+func TestReadForms(t *testing.T) {
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"a\"]\n", map[string]string{"a.lua": `
+forms = read.forms([[(call/tool "tree/list" :depth 1) ; tasks/write-completion-verdict
+(display "tasks/write-completion-verdict") #t 2.5]])
+bad, msg = read.forms("(unclosed")`})
+	i := start(t, e, "x", "main")
+	r := i.cur.Load().regs[0]
+	got, err := r.st.FromLua(r.st.L.GetGlobal("forms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{
+		[]any{"call/tool", map[string]any{"string": "tree/list"}, ":depth", 1.0},
+		[]any{"display", map[string]any{"string": "tasks/write-completion-verdict"}},
+		true, 2.5,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v", got)
+	}
+	if r.st.L.GetGlobal("bad").String() != "nil" || r.st.L.GetGlobal("msg").String() == "nil" {
+		t.Fatal("a read error gives nil and a message")
+	}
+}

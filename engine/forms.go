@@ -28,6 +28,7 @@ var forms = []*luabind.Func{
 	// everywhere
 	{Name: "config", Ambients: luabind.AnyAmbient, Fn: fConfig},
 	{Name: "list", Ambients: luabind.AnyAmbient, Fn: fList},
+	{Name: "read/forms", Ambients: luabind.AnyAmbient, Fn: fReadForms},
 	// callback functions
 	{Name: "call/method", Ambients: luabind.Callback, Leaves: true, Fn: fCallMethod},
 	{Name: "call/tool", Ambients: luabind.Callback, Leaves: true, Fn: fCallTool},
