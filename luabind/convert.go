@@ -1,6 +1,7 @@
 package luabind
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -68,6 +69,15 @@ func (s *State) ToLua(v any) lua.LValue {
 		return t
 	case lua.LValue:
 		return x
+	}
+	// Any other Go value (a host's struct, a typed slice) reaches script as
+	// the plain data of its JSON form: the same value a replay reads back
+	// from the journal.
+	if data, err := json.Marshal(v); err == nil {
+		var plain any
+		if json.Unmarshal(data, &plain) == nil {
+			return s.ToLua(plain)
+		}
 	}
 	return lua.LString(fmt.Sprint(v))
 }

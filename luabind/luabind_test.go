@@ -177,3 +177,16 @@ func TestSyntaxError(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestToLuaStructAsPlainData(t *testing.T) {
+	s := NewState(Options{})
+	defer s.Close()
+	type rec struct {
+		Name string `json:"name"`
+		N    int    `json:"n"`
+	}
+	got, err := s.FromLua(s.ToLua(rec{"x", 2}))
+	if err != nil || !reflect.DeepEqual(got, map[string]any{"name": "x", "n": 2.0}) {
+		t.Fatalf("got %#v %v", got, err)
+	}
+}
