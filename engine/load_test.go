@@ -43,12 +43,12 @@ grants = ["nothing.here"]
 		"good.lua":   `hook.round("end", function(b) end)`,
 	})
 	for _, c := range []struct{ bot, want string }{
-		{"syntax", "syntax.lua:2:"},                 // a Lua syntax error: program and line
-		{"osexec", "osexec.lua:2:"},                 // os is absent
-		{"loop", "cancelled: time budget"},          // R1.11: a top-level infinite loop
+		{"syntax", "syntax.lua:2:"},        // a Lua syntax error: program and line
+		{"osexec", "osexec.lua:2:"},        // os is absent
+		{"loop", "cancelled: time budget"}, // R1.11: a top-level infinite loop
 		{"refuse", "program refuse: validate/configuration refused: level too high: 3"}, // R1.8
-		{"needs", "require: needs needs other, which this bot does not select"},          // R1.9
-		{"grant", `grant "nothing.here" of bot grant names no method of its pin`},         // R8.2
+		{"needs", "require: needs needs other, which this bot does not select"},         // R1.9
+		{"grant", `grant "nothing.here" of bot grant names no method of its pin`},       // R8.2
 	} {
 		start := time.Now()
 		_, err := e.Start(ctx, StartOptions{ID: c.bot, Bot: c.bot})
