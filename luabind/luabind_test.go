@@ -190,3 +190,22 @@ func TestToLuaStructAsPlainData(t *testing.T) {
 		t.Fatalf("got %#v %v", got, err)
 	}
 }
+
+// R1.2: the libraries are shared read-only; a write lands in one state only.
+func TestSharedLibrariesIsolated(t *testing.T) {
+	a, b := NewState(Options{}), NewState(Options{})
+	defer a.Close()
+	defer b.Close()
+	if err := run(t, a, Callback, `string.upper = nil; math.floor = function() return 7 end; table.x = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t, b, Callback, `assert(string.upper("a") == "A"); assert(math.floor(1.5) == 1); assert(table.x == nil); assert(("a"):upper() == "A")`); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t, a, Callback, `assert(getmetatable("") == false); assert(getmetatable(string) == false)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t, a, Callback, `setmetatable(string, {})`); err == nil || !strings.Contains(err.Error(), "protected metatable") {
+		t.Fatalf("setmetatable on a library: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package luabind
 import (
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -62,21 +63,23 @@ type State struct {
 // interrupted by the budget, so its input must be bounded (PERFORMANCE.md).
 const maxRep = 16 << 20
 
-// NewState builds a sandboxed state per SPEC R1.11.
-func NewState(o Options) *State {
-	L := lua.NewState(lua.Options{
-		SkipOpenLibs:        true,
-		CallStackSize:       200,
-		RegistrySize:        256,
-		RegistryMaxSize:     1 << 20,
-		RegistryGrowStep:    256,
-		MinimizeStackMemory: true,
-	})
-	if o.Budget <= 0 {
-		o.Budget = time.Second
-	}
-	s := &State{L: L, ambient: Register, budget: newBudget(o.Budget), print: o.Print}
-	s.rng = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+// libs is the library set every state shares, built once and never
+// changed after: gopher-lua's Go functions keep no state of their own, so
+// one function value serves every interpreter. Scripts never reach the
+// shared tables themselves: each state sees per-state proxy tables whose
+// protected metatable reads through to them, so a script that writes
+// string.x changes only its own state (R1.2).
+type libs struct {
+	base    map[string]lua.LValue // base functions, sandboxed
+	str     *lua.LTable           // string library (dump removed, rep bounded)
+	proxies map[string]*lua.LTable
+	strMeta *lua.LTable // metatable of string values
+}
+
+var shared = sync.OnceValue(buildLibs)
+
+func buildLibs() *libs {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -91,12 +94,16 @@ func NewState(o Options) *State {
 		L.Call(1, 0)
 	}
 	g := L.G.Global
-	for _, name := range []string{"dofile", "loadfile", "collectgarbage", "module", "getfenv", "setfenv",
-		"newproxy", "_printregs", "require", "_GOPHER_LUA_VERSION"} {
-		g.RawSetString(name, lua.LNil)
-	}
-	// gopher-lua registers package.loaded tables even without the package lib.
-	L.SetField(L.Get(lua.RegistryIndex), "_LOADED", L.CreateTable(0, 0))
+	out := &libs{base: map[string]lua.LValue{}, proxies: map[string]*lua.LTable{}}
+	removed := map[string]bool{"dofile": true, "loadfile": true, "collectgarbage": true, "module": true,
+		"getfenv": true, "setfenv": true, "newproxy": true, "_printregs": true, "require": true,
+		"_GOPHER_LUA_VERSION": true, "_G": true, "print": true, "load": true, "loadstring": true,
+		"string": true, "table": true, "math": true, "coroutine": true, "channel": true, "package": true}
+	g.ForEach(func(k, v lua.LValue) {
+		if name, ok := k.(lua.LString); ok && !removed[string(name)] {
+			out.base[string(name)] = v
+		}
+	})
 	baseLoadstring := g.RawGetString("loadstring").(*lua.LFunction)
 	load := L.NewFunction(func(L *lua.LState) int {
 		if strings.HasPrefix(L.CheckString(1), "\x1bLua") {
@@ -109,8 +116,8 @@ func NewState(o Options) *State {
 		L.Call(2, 2)
 		return 2
 	})
-	g.RawSetString("loadstring", load)
-	g.RawSetString("load", L.NewFunction(func(L *lua.LState) int {
+	out.base["loadstring"] = load
+	out.base["load"] = L.NewFunction(func(L *lua.LState) int {
 		// Only text chunks given as strings: a reader function could hand
 		// over a binary chunk piece by piece.
 		if _, ok := L.Get(1).(lua.LString); !ok {
@@ -122,7 +129,69 @@ func NewState(o Options) *State {
 		L.Push(name)
 		L.Call(2, 2)
 		return 2
+	})
+	str := g.RawGetString("string").(*lua.LTable)
+	str.RawSetString("dump", lua.LNil)
+	str.RawSetString("__index", lua.LNil)
+	rep := str.RawGetString("rep").(*lua.LFunction)
+	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		n := L.CheckInt(2)
+		if n > 0 && int64(len(L.CheckString(1)))*int64(n) > maxRep {
+			L.RaiseError("string.rep: result over %d bytes", maxRep)
+		}
+		s, count := L.Get(1), L.Get(2)
+		L.Push(rep)
+		L.Push(s)
+		L.Push(count)
+		L.Call(2, 1)
+		return 1
 	}))
+	out.str = str
+	for _, name := range []string{"string", "table", "math"} {
+		t := g.RawGetString(name).(*lua.LTable)
+		m := L.CreateTable(0, 2)
+		m.RawSetString("__index", t)
+		m.RawSetString("__metatable", lua.LFalse)
+		out.proxies[name] = m
+	}
+	out.strMeta = L.CreateTable(0, 2)
+	out.strMeta.RawSetString("__index", str)
+	out.strMeta.RawSetString("__metatable", lua.LFalse)
+	return out
+}
+
+// NewState builds a sandboxed state per SPEC R1.11: base, string, table
+// and math (shared, read through per-state proxies), with dofile,
+// loadfile, binary chunks, collectgarbage, module, getfenv, setfenv,
+// newproxy, _printregs and string.dump removed, Lua's require absent (the
+// engine installs its own), print routed to Options.Print and math.random
+// seeded per state.
+func NewState(o Options) *State {
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:        true,
+		CallStackSize:       200,
+		RegistrySize:        128,
+		RegistryMaxSize:     1 << 20,
+		RegistryGrowStep:    128,
+		MinimizeStackMemory: true,
+	})
+	if o.Budget <= 0 {
+		o.Budget = time.Second
+	}
+	s := &State{L: L, ambient: Register, budget: newBudget(o.Budget), print: o.Print}
+	s.rng = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	lb := shared()
+	g := L.G.Global
+	for name, fn := range lb.base {
+		g.RawSetString(name, fn)
+	}
+	g.RawSetString("_G", g)
+	for name, m := range lb.proxies {
+		t := L.CreateTable(0, 0)
+		t.Metatable = m
+		g.RawSetString(name, t)
+	}
+	L.SetMetatable(lua.LString(""), lb.strMeta)
 	g.RawSetString("print", L.NewFunction(func(L *lua.LState) int {
 		if s.print == nil {
 			return 0
@@ -134,23 +203,6 @@ func NewState(o Options) *State {
 		s.print(strings.Join(parts, "\t"))
 		return 0
 	}))
-	str := g.RawGetString("string").(*lua.LTable)
-	str.RawSetString("dump", lua.LNil)
-	rep := str.RawGetString("rep").(*lua.LFunction)
-	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
-		n := L.CheckInt(2)
-		if n > 0 && int64(len(L.CheckString(1)))*int64(n) > maxRep {
-			L.RaiseError("string.rep: result over %d bytes", maxRep)
-		}
-		str, count := L.Get(1), L.Get(2)
-		L.Push(rep)
-		L.Push(str)
-		L.Push(count)
-		L.Call(2, 1)
-		return 1
-	}))
-	// The string metatable's __index is the string table itself, so
-	// ("x"):dump() is gone too.
 	m := g.RawGetString("math").(*lua.LTable)
 	m.RawSetString("random", L.NewFunction(s.mathRandom))
 	m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
@@ -158,7 +210,7 @@ func NewState(o Options) *State {
 		s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 		return 0
 	}))
-	s.ListMeta = L.CreateTable(0, 0)
+	s.ListMeta = L.CreateTable(0, 1)
 	s.ListMeta.RawSetString("__attune_list", lua.LTrue)
 	return s
 }
