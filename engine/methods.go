@@ -245,6 +245,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 			return failed(fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name))
 		}
 	}
+	_, ref := i.e.owners.get(o.log, o.rd.foldKey) // taken before the fold: a rollback after it voids the commit's snapshot
 	state, rev, err := i.e.fold(ctx, mc.parent, i, o, c.CallID)
 	if err != nil {
 		return foldFailure(err, rev)
@@ -281,7 +282,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	if m.kind == "query" || len(run.proposals) == 0 {
 		return mc.record(o, call, result, rev)
 	}
-	return mc.commit(fr, o, run.proposals, call, state, result, rev)
+	return mc.commit(fr, o, run.proposals, call, state, result, rev, ref)
 }
 
 // replayed answers a call id already recorded (R5.6).
@@ -339,7 +340,7 @@ func (mc *methodCall) record(o ownerRef, call *store.CallRecord, result any, rev
 // commit folds a command's proposals through the reducer, then appends
 // them atomically with the call record, at the revision the handler
 // observed (R5.5), then runs the subscriptions (R5.8).
-func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *store.CallRecord, state, result any, rev int64) MethodOutcome {
+func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *store.CallRecord, state, result any, rev int64, ref snapRef) MethodOutcome {
 	e := mc.i.e
 	if !hfr.hostAuthority { // R5.5, R6.4
 		for _, p := range proposals {
@@ -359,7 +360,6 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 			return MethodOutcome{Status: StatusFailed, Revision: rev, Error: "handler: a proposal cannot be stored: " + err.Error()}
 		}
 	}
-	_, gen := e.owners.get(o.log, o.rd.foldKey)
 	n, err := e.st.Append(mc.ctx, o.log, rev, entries, call)
 	if err != nil {
 		if out, ok := appendError(err, call); ok {
@@ -371,7 +371,7 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 		}
 		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), Revision: rev}
 	}
-	e.owners.put(o.log, o.rd.foldKey, gen, &snapshot{state: next, rev: n})
+	e.owners.put(o.log, o.rd.foldKey, ref, &snapshot{state: next, rev: n})
 	out := MethodOutcome{Status: StatusOK, Result: result, Revision: n}
 	out.Diagnostics = mc.notify(o, proposals, call.ID)
 	return out

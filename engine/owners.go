@@ -310,15 +310,19 @@ func (s *regSet) resolveOwner(addr string) (ownerRef, error) {
 
 // ownerCache is the engine's memory of owners: the ABI each opened owner
 // keeps, and the fold snapshots. Safe for concurrent use; no lock is held
-// across a fold.
+// across a fold. Both are caches: what they drop is read or folded again.
 type ownerCache struct {
-	abi   sync.Map // log -> string
-	logs  sync.Map // log -> *logSnaps
-	count atomic.Int64
+	abi      sync.Map // log -> string
+	abiCount atomic.Int64
+	logs     sync.Map // log -> *logSnaps
+	count    atomic.Int64
 }
 
-// maxSnapshots bounds the snapshots kept; past it, logs are dropped at random.
-const maxSnapshots = 1 << 14
+// Bounds of the caches; past them, entries are dropped.
+const (
+	maxSnapshots = 1 << 14
+	maxABIs      = 1 << 16
+)
 
 type logSnaps struct {
 	mu  sync.Mutex
@@ -331,60 +335,61 @@ type snapshot struct {
 	rev   int64
 }
 
+// snapRef names the cache entry a fold started from.
+type snapRef struct {
+	ls  *logSnaps
+	gen uint64
+}
+
 func newOwnerCache() *ownerCache { return &ownerCache{} }
 
 func (c *ownerCache) snaps(log string) *logSnaps {
 	if v, ok := c.logs.Load(log); ok {
 		return v.(*logSnaps)
 	}
-	v, _ := c.logs.LoadOrStore(log, &logSnaps{by: map[string]*snapshot{}})
+	v, loaded := c.logs.LoadOrStore(log, &logSnaps{by: map[string]*snapshot{}})
+	if !loaded && c.count.Add(1) > maxSnapshots {
+		c.evict(log)
+	}
 	return v.(*logSnaps)
 }
 
-// get returns the snapshot of (log, key) and the log's generation.
-func (c *ownerCache) get(log, key string) (*snapshot, uint64) {
+// get returns the snapshot of (log, key) and where it came from.
+func (c *ownerCache) get(log, key string) (*snapshot, snapRef) {
 	ls := c.snaps(log)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	return ls.by[key], ls.gen
+	return ls.by[key], snapRef{ls, ls.gen}
 }
 
-// put keeps a newer snapshot, unless the log was truncated since gen.
-func (c *ownerCache) put(log, key string, gen uint64, sn *snapshot) {
-	ls := c.snaps(log)
-	ls.mu.Lock()
-	if ls.gen != gen {
-		ls.mu.Unlock()
+// put keeps a newer snapshot, unless the log was truncated (or dropped
+// from the cache) since ref was taken.
+func (c *ownerCache) put(log, key string, ref snapRef, sn *snapshot) {
+	if cur, ok := c.logs.Load(log); !ok || cur.(*logSnaps) != ref.ls {
 		return
 	}
-	old := ls.by[key]
-	if old != nil && old.rev >= sn.rev {
-		ls.mu.Unlock()
+	ls := ref.ls
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.gen != ref.gen {
+		return
+	}
+	if old := ls.by[key]; old != nil && old.rev >= sn.rev {
 		return
 	}
 	ls.by[key] = sn
-	ls.mu.Unlock()
-	if old == nil && c.count.Add(1) > maxSnapshots {
-		c.evict(log)
-	}
 }
 
-// evict drops the snapshots of some logs other than keep.
+// evict drops a quarter of the logs' snapshots, keep excepted.
 func (c *ownerCache) evict(keep string) {
-	dropped := int64(0)
-	c.logs.Range(func(k, v any) bool {
-		if k.(string) == keep {
-			return true
+	n := int64(0)
+	c.logs.Range(func(k, _ any) bool {
+		if k.(string) != keep {
+			c.logs.Delete(k)
+			c.count.Add(-1)
+			n++
 		}
-		ls := v.(*logSnaps)
-		ls.mu.Lock()
-		n := int64(len(ls.by))
-		ls.by = map[string]*snapshot{}
-		ls.gen++
-		ls.mu.Unlock()
-		c.count.Add(-n)
-		dropped += n
-		return dropped < maxSnapshots/4
+		return n < maxSnapshots/4
 	})
 }
 
@@ -392,11 +397,22 @@ func (c *ownerCache) evict(keep string) {
 func (c *ownerCache) invalidate(log string) {
 	ls := c.snaps(log)
 	ls.mu.Lock()
-	n := int64(len(ls.by))
 	ls.by = map[string]*snapshot{}
 	ls.gen++
 	ls.mu.Unlock()
-	c.count.Add(-n)
+}
+
+// rememberABI caches the ABI an owner keeps.
+func (c *ownerCache) rememberABI(log, abi string) {
+	if _, loaded := c.abi.Swap(log, abi); !loaded && c.abiCount.Add(1) > maxABIs {
+		c.abi.Range(func(k, _ any) bool {
+			if k.(string) != log {
+				c.abi.Delete(k)
+				c.abiCount.Add(-1)
+			}
+			return c.abiCount.Load() > maxABIs/2
+		})
+	}
 }
 
 // ownerMeta is the value of an owner's metadata record.
@@ -424,7 +440,7 @@ func (e *Engine) openOwner(ctx context.Context, o ownerRef) (string, error) {
 	if err := json.Unmarshal(stored, &m); err != nil {
 		return "", fmt.Errorf("owner %s: metadata record: %w", o.addr, err)
 	}
-	e.owners.abi.Store(o.log, m.ABI)
+	e.owners.rememberABI(o.log, m.ABI)
 	return m.ABI, nil
 }
 
@@ -437,7 +453,7 @@ func (e *Engine) readOwnerABI(ctx context.Context, o ownerRef) (string, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return "", fmt.Errorf("owner %s: metadata record: %w", o.addr, err)
 	}
-	e.owners.abi.Store(o.log, m.ABI)
+	e.owners.rememberABI(o.log, m.ABI)
 	return m.ABI, nil
 }
 
@@ -469,7 +485,7 @@ func (e *Engine) UpgradeOwnerABI(ctx context.Context, instance, owner string) er
 	if err := e.st.PutRecord(ctx, "owner", o.log, val); err != nil {
 		return err
 	}
-	e.owners.abi.Store(o.log, o.rd.abi)
+	e.owners.rememberABI(o.log, o.rd.abi)
 	return nil
 }
 
@@ -533,7 +549,7 @@ func (e *foldError) Error() string { return e.msg }
 // change it (ToLua copies it into a Lua state).
 func (e *Engine) fold(ctx context.Context, parent *frame, inst *Instance, o ownerRef, callID string) (any, int64, error) {
 	rd := o.rd
-	sn, gen := e.owners.get(o.log, rd.foldKey)
+	sn, ref := e.owners.get(o.log, rd.foldKey)
 	var state any
 	var rev int64
 	if sn != nil {
@@ -561,7 +577,7 @@ func (e *Engine) fold(ctx context.Context, parent *frame, inst *Instance, o owne
 			return nil, 0, err
 		}
 	}
-	e.owners.put(o.log, rd.foldKey, gen, &snapshot{state: state, rev: newRev})
+	e.owners.put(o.log, rd.foldKey, ref, &snapshot{state: state, rev: newRev})
 	return state, newRev, nil
 }
 
@@ -581,7 +597,7 @@ func (f foldSource) len() int {
 
 // foldChunk bounds the actions applied in one callback, so a long log does
 // not run into the time budget of a single callback.
-const foldChunk = 16384
+const foldChunk = 4096
 
 // apply folds actions into a state in the reducer's registry, in the
 // reducer ambient (R1.5). The state is converted to Lua once and back once;
@@ -595,6 +611,10 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 	var cur lua.LValue
 	var ferr error
 	var at, end int
+	var dec *jsonLua
+	if src.entries != nil {
+		dec = newJSONLua(st)
+	}
 	driver := L.NewFunction(func(L *lua.LState) int {
 		for ; at < end; at++ {
 			var action lua.LValue
@@ -606,7 +626,8 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 					continue
 				}
 				var err error
-				rev, action, err = decodeEntry(st, en.Data)
+				dec.reset(en.Data)
+				rev, action, err = dec.entry()
 				if err != nil {
 					ferr = &foldError{fmt.Sprintf("reducer: owner %s entry %d: %v", o.addr, en.Seq, err)}
 					return 0
@@ -637,19 +658,11 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 		}
 		return 0
 	})
-	release, err := r.acquire(fr)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	cur = st.ToLua(state)
 	n := src.len()
 	for at = 0; at < n; {
 		end = min(at+foldChunk, n)
-		r.frames = append(r.frames, fr)
-		err := st.Call(luabind.Reducer, driver, 0)
-		r.frames[len(r.frames)-1] = nil
-		r.frames = r.frames[:len(r.frames)-1]
+		err := r.call(fr, luabind.Reducer, driver, 0)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -688,6 +701,11 @@ func encodeEntry(rev int, action any) ([]byte, error) {
 // decodeEntry reads {"rev": N, "action": ...} straight into Lua values.
 func decodeEntry(st *luabind.State, data []byte) (int, lua.LValue, error) {
 	d := jsonLua{st: st, b: data}
+	return d.entry()
+}
+
+// entry reads one stored entry: {"rev": N, "action": ...}.
+func (d *jsonLua) entry() (int, lua.LValue, error) {
 	d.ws()
 	if !d.eat('{') {
 		return 0, nil, d.fail("want an object")
@@ -738,11 +756,25 @@ func decodeEntry(st *luabind.State, data []byte) (int, lua.LValue, error) {
 }
 
 // jsonLua decodes JSON into Lua values of one state without going through
-// Go maps: a cold fold decodes every action of a log.
+// Go maps: a cold fold decodes every action of a log. Short strings (keys,
+// action types) are interned for the length of one fold.
 type jsonLua struct {
-	st *luabind.State
-	b  []byte
-	i  int
+	st     *luabind.State
+	b      []byte
+	i      int
+	keys   map[string]string
+	values map[string]lua.LValue
+}
+
+const maxIntern = 4096
+
+func newJSONLua(st *luabind.State) *jsonLua {
+	return &jsonLua{st: st, keys: map[string]string{}, values: map[string]lua.LValue{}}
+}
+
+// reset points the decoder at another document, keeping what it interned.
+func (d *jsonLua) reset(b []byte) {
+	d.b, d.i = b, 0
 }
 
 func (d *jsonLua) fail(msg string) error {
@@ -780,7 +812,8 @@ func (d *jsonLua) value(depth int) (lua.LValue, error) {
 	switch c := d.b[d.i]; {
 	case c == '{':
 		d.i++
-		t := L.NewTable()
+		t := L.CreateTable(0, 1) // NewTable would reserve 32 slots of each kind
+
 		d.ws()
 		if d.eat('}') {
 			return t, nil
@@ -811,7 +844,7 @@ func (d *jsonLua) value(depth int) (lua.LValue, error) {
 		}
 	case c == '[':
 		d.i++
-		t := L.NewTable()
+		t := L.CreateTable(4, 0)
 		d.ws()
 		if d.eat(']') {
 			t.Metatable = d.st.ListMeta
@@ -833,11 +866,7 @@ func (d *jsonLua) value(depth int) (lua.LValue, error) {
 			return nil, d.fail("want ',' or ']'")
 		}
 	case c == '"':
-		s, err := d.str()
-		if err != nil {
-			return nil, err
-		}
-		return lua.LString(s), nil
+		return d.lstr()
 	case c == 't':
 		if bytes.HasPrefix(d.b[d.i:], []byte("true")) {
 			d.i += 4
@@ -909,9 +938,19 @@ func (d *jsonLua) str() (string, error) {
 	for d.i < len(d.b) {
 		c := d.b[d.i]
 		if c == '"' {
-			s := string(d.b[start:d.i])
+			b := d.b[start:d.i]
 			d.i++
-			return s, nil
+			if d.keys != nil && len(b) <= 32 {
+				if s, ok := d.keys[string(b)]; ok {
+					return s, nil
+				}
+				s := string(b)
+				if len(d.keys) < maxIntern {
+					d.keys[s] = s
+				}
+				return s, nil
+			}
+			return string(b), nil
 		}
 		if c == '\\' {
 			break
@@ -974,6 +1013,35 @@ func (d *jsonLua) str() (string, error) {
 		}
 	}
 	return "", d.fail("unterminated string")
+}
+
+// lstr reads a string value, interning short ones as Lua values.
+func (d *jsonLua) lstr() (lua.LValue, error) {
+	if d.values != nil {
+		if j := bytes.IndexByte(d.b[d.i+1:], '"'); j >= 0 && j <= 32 {
+			b := d.b[d.i+1 : d.i+1+j]
+			if bytes.IndexByte(b, '\\') < 0 {
+				if v, ok := d.values[string(b)]; ok {
+					d.i += j + 2
+					return v, nil
+				}
+				s, err := d.str()
+				if err != nil {
+					return nil, err
+				}
+				v := lua.LValue(lua.LString(s))
+				if len(d.values) < maxIntern {
+					d.values[s] = v
+				}
+				return v, nil
+			}
+		}
+	}
+	s, err := d.str()
+	if err != nil {
+		return nil, err
+	}
+	return lua.LString(s), nil
 }
 
 func (d *jsonLua) hex4() (rune, bool) {
