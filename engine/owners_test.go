@@ -181,17 +181,17 @@ define.method("plain", "scope", function(ctx) return ctx.session end)
 // R5.1: bad declarations fail the load with the form's name.
 func TestReducerDeclarationErrors(t *testing.T) {
 	for src, want := range map[string]string{
-		`define.reducer("x", function() end, {scope = "room"})`:                         `unknown scope "room"`,
-		`define.reducer("x", function() end, {scope = {"project", "project"}})`:         "project is listed twice",
-		`define.reducer("x", function() end, {revision = 0})`:                           "option revision",
-		`define.reducer("x", function() end, {migrate = {[1] = 3}})`:                    "option migrate: revision 1: want a function",
-		`define.reducer("x", function() end, {migrate = {one = function() end}})`:       `key "one"`,
-		`define.reducer("x", function() end, {init = {f = print}})`:                     "option init",
-		`define.reducer("a.b", function() end)`:                                         "may not contain",
-		`define.reducer("x", function() end) define.reducer("x", function() end)`:       "declared twice",
-		`define.reducer("x", function() end) define.method("x", "m", print, {kind = "x"})`: `option kind`,
-		`define.reducer("x", function() end) define.method("x@global", "m", print)`:     "names scope global",
-		`define.method("y", "m", print)`:                                                "names owner y",
+		`define.reducer("x", function() end, {scope = "room"})`:                                       `unknown scope "room"`,
+		`define.reducer("x", function() end, {scope = {"project", "project"}})`:                       "project is listed twice",
+		`define.reducer("x", function() end, {revision = 0})`:                                         "option revision",
+		`define.reducer("x", function() end, {migrate = {[1] = 3}})`:                                  "option migrate: revision 1: want a function",
+		`define.reducer("x", function() end, {migrate = {one = function() end}})`:                     `key "one"`,
+		`define.reducer("x", function() end, {init = {f = print}})`:                                   "option init",
+		`define.reducer("a.b", function() end)`:                                                       "may not contain",
+		`define.reducer("x", function() end) define.reducer("x", function() end)`:                     "declared twice",
+		`define.reducer("x", function() end) define.method("x", "m", print, {kind = "x"})`:            `option kind`,
+		`define.reducer("x", function() end) define.method("x@global", "m", print)`:                   "names scope global",
+		`define.method("y", "m", print)`:                                                              "names owner y",
 		`define.reducer("x", function() end) define.method("x", "m", print, {input = {a = "strin"}})`: `unknown type "strin"`,
 	} {
 		e := testEngine(t, "[bots.main]\nbehaviors = [\"p\"]\n", map[string]string{"p.lua": src})
