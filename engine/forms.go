@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -43,6 +44,12 @@ var forms = []*luabind.Func{
 
 // invokeFunc is the single-use invoke handed to guards.
 var invokeFunc = &luabind.Func{Name: "invoke", Ambients: luabind.Callback, Leaves: true, Fn: fInvoke}
+
+// formsLib is the forms and invoke as one library shared by every registry
+// (built once; immutable).
+var formsLib = sync.OnceValue(func() *luabind.Library {
+	return luabind.NewLibrary(append(append([]*luabind.Func(nil), forms...), invokeFunc))
+})
 
 func regOf(s *luabind.State) *registry { return s.Owner.(*registry) }
 

@@ -118,9 +118,9 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 		},
 	})
 	r.st.Owner = r
-	r.st.Install(forms)
+	r.st.Open(formsLib())
 	r.cfgLua = r.st.ToLua(cfg)
-	r.invokeFn = r.st.NewFunc(invokeFunc)
+	r.invokeFn = formsLib().Func(invokeFunc)
 	fr := &frame{reg: r, ctx: ctx, inst: set.inst}
 	if err := r.call(fr, luabind.Register, r.st.Load(proto), 0); err != nil {
 		r.close()

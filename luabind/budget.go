@@ -19,6 +19,7 @@ var ErrBudget = errors.New("cancelled: time budget")
 // stopped while it waits.
 type budget struct {
 	limit time.Duration
+	s     *State // the state this budget belongs to (found by shared functions)
 
 	mu       sync.Mutex
 	done     chan struct{}

@@ -39,8 +39,88 @@ func AmbientError(f *Func, a Ambient) string {
 	return fmt.Sprintf("%s is not available in the %s ambient", f.Name, a)
 }
 
-// Install makes funcs callable from the state's script, as globals or as
-// fields of global tables ("define/tool" is define.tool).
+// Library is a set of Funcs built once and shared by every state that
+// opens it: each function value is created once, and finds the state it
+// runs in through the state's budget (the context every callback runs
+// under), so opening a library costs a state no closure. Namespace tables
+// (define, guard, call...) are per-state proxies with a protected
+// metatable, so a script that writes define.tool changes only its own
+// state. A Library is immutable and safe for concurrent use.
+type Library struct {
+	top    map[string]*lua.LFunction // "notify"
+	spaces map[string]*lua.LTable    // "define" -> {__index = functions, __metatable = false}
+	funcs  map[*Func]*lua.LFunction
+}
+
+// NewLibrary builds the shared function values of funcs.
+func NewLibrary(funcs []*Func) *Library {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	lib := &Library{top: map[string]*lua.LFunction{}, spaces: map[string]*lua.LTable{}, funcs: map[*Func]*lua.LFunction{}}
+	tables := map[string]*lua.LTable{}
+	for _, f := range funcs {
+		fn := L.NewFunction(sharedFunc(f))
+		lib.funcs[f] = fn
+		parts := strings.Split(f.LuaName(), ".")
+		if len(parts) == 1 {
+			lib.top[parts[0]] = fn
+			continue
+		}
+		if len(parts) != 2 {
+			panic("luabind: a function name has at most one namespace: " + f.Name)
+		}
+		t, ok := tables[parts[0]]
+		if !ok {
+			t = L.CreateTable(0, 8)
+			tables[parts[0]] = t
+			m := L.CreateTable(0, 2)
+			m.RawSetString("__index", t)
+			m.RawSetString("__metatable", lua.LFalse)
+			lib.spaces[parts[0]] = m
+		}
+		t.RawSetString(parts[1], fn)
+	}
+	return lib
+}
+
+// Func returns the shared function value of one of the library's Funcs.
+func (lib *Library) Func(f *Func) *lua.LFunction { return lib.funcs[f] }
+
+// Open makes the library's functions callable from the state's script.
+func (s *State) Open(lib *Library) {
+	g := s.L.G.Global
+	for name, fn := range lib.top {
+		g.RawSetString(name, fn)
+	}
+	for name, m := range lib.spaces {
+		t := s.L.CreateTable(0, 0)
+		t.Metatable = m
+		g.RawSetString(name, t)
+	}
+}
+
+// sharedFunc is the choke point of a library function: every engine function
+// passes through it. The state is the one whose callback is running.
+func sharedFunc(f *Func) lua.LGFunction {
+	return func(L *lua.LState) int {
+		b, ok := L.Context().(*budget)
+		if !ok {
+			L.RaiseError("%s called outside a callback", f.Name)
+		}
+		s := b.s
+		if s.ambient&f.Ambients == 0 {
+			L.RaiseError("%s", AmbientError(f, s.ambient))
+		}
+		if f.Leaves {
+			s.budget.suspend()
+			defer s.budget.resume()
+		}
+		return f.Fn(s)
+	}
+}
+
+// Install makes funcs callable from this state's script only, as globals
+// or as fields of global tables ("define/tool" is define.tool). Prefer a
+// shared Library for functions every state has.
 func (s *State) Install(funcs []*Func) {
 	L := s.L
 	for _, f := range funcs {
@@ -59,7 +139,7 @@ func (s *State) Install(funcs []*Func) {
 	}
 }
 
-// wrap is the choke point: every engine function passes through it.
+// wrap is the choke point of a function installed in one state.
 func (s *State) wrap(f *Func) lua.LGFunction {
 	if f.Leaves {
 		return func(L *lua.LState) int {

@@ -179,6 +179,11 @@ func NewState(o Options) *State {
 		o.Budget = time.Second
 	}
 	s := &State{L: L, ambient: Register, budget: newBudget(o.Budget), print: o.Print}
+	s.budget.s = s
+	// A globals table sized for the sandbox and the engine's forms, so
+	// filling it does not grow it step by step.
+	g0 := L.CreateTable(0, 64)
+	L.G.Global, L.Env = g0, g0
 	s.rng = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 	lb := shared()
 	g := L.G.Global
