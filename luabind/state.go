@@ -71,6 +71,7 @@ const maxRep = 16 << 20
 // string.x changes only its own state (R1.2).
 type libs struct {
 	base    map[string]lua.LValue // base functions, sandboxed
+	gmeta   *lua.LTable           // metatable of every state's globals: reads through to base
 	str     *lua.LTable           // string library (dump removed, rep bounded)
 	proxies map[string]*lua.LTable
 	strMeta *lua.LTable // metatable of string values
@@ -154,6 +155,13 @@ func buildLibs() *libs {
 		m.RawSetString("__metatable", lua.LFalse)
 		out.proxies[name] = m
 	}
+	baseTab := L.CreateTable(0, len(out.base))
+	for name, fn := range out.base {
+		baseTab.RawSetString(name, fn)
+	}
+	out.gmeta = L.CreateTable(0, 2)
+	out.gmeta.RawSetString("__index", baseTab)
+	out.gmeta.RawSetString("__metatable", lua.LFalse)
 	out.strMeta = L.CreateTable(0, 2)
 	out.strMeta.RawSetString("__index", str)
 	out.strMeta.RawSetString("__metatable", lua.LFalse)
@@ -182,14 +190,14 @@ func NewState(o Options) *State {
 	s.budget.s = s
 	// A globals table sized for the sandbox and the engine's forms, so
 	// filling it does not grow it step by step.
-	g0 := L.CreateTable(0, 64)
+	// The base functions are read through a protected metatable from one
+	// shared table: filling a Lua table costs allocations per key.
+	g0 := L.CreateTable(0, 24)
+	g0.Metatable = shared().gmeta
 	L.G.Global, L.Env = g0, g0
 	s.rng = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 	lb := shared()
 	g := L.G.Global
-	for name, fn := range lb.base {
-		g.RawSetString(name, fn)
-	}
 	g.RawSetString("_G", g)
 	for name, m := range lb.proxies {
 		t := L.CreateTable(0, 0)
