@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -107,7 +108,7 @@ func (r *runner) run(ctx context.Context) string {
 		}
 		r.steps++
 		r.host.beginStep()
-		g := r.step(ctx, s)
+		g := r.safeStep(ctx, s)
 		r.host.observe(g)
 		if len(g.Notes) > 0 {
 			r.lastNote = g.Notes[len(g.Notes)-1].ID
@@ -178,6 +179,24 @@ func (r *runner) track(id string) {
 		r.started[id] = true
 		r.order = append(r.order, id)
 	}
+}
+
+// safeStep runs one step; an engine panic fails the step (and the
+// scenario) instead of the whole run.
+func (r *runner) safeStep(ctx context.Context, s *Step) (g *Got) {
+	defer func() {
+		if p := recover(); p != nil {
+			stack := string(debug.Stack())
+			if k := strings.Index(stack, "\npanic("); k >= 0 {
+				stack = stack[k+1:] // from the panicking frame on
+			}
+			if len(stack) > 2000 {
+				stack = stack[:2000] + "..."
+			}
+			g = failed("engine panic: %v\n%s", p, stack)
+		}
+	}()
+	return r.step(ctx, s)
 }
 
 // step runs one step.
