@@ -30,7 +30,16 @@ package engine
 // (never changed once stored) and the owner revision it stands for. A fold
 // reads only the entries after the snapshot, converts the state to Lua once,
 // applies every new action in place in the reducer ambient of the caller's
-// pinned reducer (R1.5), and converts the state back once.
+// pinned reducer (R1.5), and converts the state back once. A reducer that
+// returns nil keeps the state it was given (changed in place). An action
+// recorded under another reducer revision goes through :migrate[that
+// revision] first (R2.7). A command's proposals are folded the same way
+// before they are appended, and the result becomes the snapshot of the
+// revision the append produced.
+//
+// Rollback. Session owners roll back with their session: sessionRevs lists
+// their revisions at a turn end, truncateSessionOwners truncates them back
+// (R5.9). Project and global owner logs are never truncated.
 
 import (
 	"bytes"
