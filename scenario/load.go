@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,9 @@ import (
 
 	"attune/config"
 )
+
+// ruleID is the form of a spec rule id.
+var ruleID = regexp.MustCompile(`^R[0-9]+\.[0-9]+$`)
 
 // maxFileSize bounds what Load reads.
 const maxFileSize = 4 << 20
@@ -328,8 +332,12 @@ func Parse(file string, data []byte) (sc *Scenario, err error) {
 	if sc.Name == "" {
 		l.errAt(l.keyLine(top["name"]), "name", "a scenario needs a name")
 	}
-	if p, ok := top["rules"]; ok {
-		l.decode(p, "rules", &sc.Rules)
+	if p, ok := top["rules"]; ok && l.decode(p, "rules", &sc.Rules) {
+		for _, id := range sc.Rules {
+			if !ruleID.MatchString(id) {
+				l.errAt(l.keyLine(p), "rules", "%q is not a spec rule id (R3.4)", id)
+			}
+		}
 	}
 	if p, ok := top["fails_with"]; ok {
 		l.decode(p, "fails_with", &sc.FailsWith)

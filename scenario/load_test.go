@@ -128,6 +128,7 @@ expect.state = {}
 op = "start"
 `, 5, "config.bots.main.ceilng", "unknown key"},
 		{"no steps", header, 0, "step", "at least one [[step]]"},
+		{"bad rule id", "rules = [\"R1.1\", \"r3\"]\n" + header + "[[step]]\nop = \"start\"\n", 1, "rules", `"r3" is not a spec rule id`},
 		{"TOML syntax", header + "[[step]\n", 0, "", "expected end of table array name"},
 	}
 	for _, c := range cases {

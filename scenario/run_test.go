@@ -121,3 +121,18 @@ func TestRunFilesOutput(t *testing.T) {
 		}
 	}
 }
+
+func TestRunFilesDuplicateNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a.toml", "b.toml"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(calc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := Discover([]string{dir})
+	var out bytes.Buffer
+	sum := RunFiles(context.Background(), &out, files, 1)
+	if len(sum.LoadErrors) != 1 || !strings.Contains(out.String(), "b.toml: name: \"t\" is also the name of") {
+		t.Errorf("duplicate names: %+v\n%s", sum, out.String())
+	}
+}

@@ -78,8 +78,16 @@ func RunFiles(ctx context.Context, w io.Writer, files []string, jobs int) Summar
 		err error
 	}
 	items := make([]item, len(files))
+	names := map[string]string{}
 	for i, f := range files {
 		items[i].sc, items[i].err = Load(f)
+		if sc := items[i].sc; sc != nil {
+			if prev, dup := names[sc.Name]; dup {
+				items[i].sc, items[i].err = nil, &LoadError{File: f, Key: "name", Msg: fmt.Sprintf("%q is also the name of %s; scenario names are unique", sc.Name, prev)}
+				continue
+			}
+			names[sc.Name] = f
+		}
 	}
 	results := make([]*Result, len(files))
 	var mu sync.Mutex
