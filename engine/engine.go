@@ -3,10 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -255,7 +255,7 @@ func isScheme(file string) bool {
 }
 
 func (e *Engine) nextID(prefix string) string {
-	return fmt.Sprintf("%s%d", prefix, e.seq.Add(1))
+	return prefix + strconv.FormatInt(e.seq.Add(1), 10)
 }
 
 var _ fs.FS = behaviors.FS

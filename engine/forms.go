@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"fmt"
+	"strconv"
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
@@ -55,7 +55,7 @@ func regOf(s *luabind.State) *registry { return s.Owner.(*registry) }
 
 func (r *registry) newDecl() decl {
 	r.decls++
-	return decl{id: fmt.Sprintf("%s.%d", r.id, r.decls), reg: r, pos: r.position()}
+	return decl{id: r.id + "." + strconv.Itoa(r.decls), reg: r, pos: r.position()}
 }
 
 // opt reads options-table field key (nil when the table is absent).
