@@ -26,6 +26,11 @@ func LowerFile(path string) (string, error) {
 	return Lower(path, src)
 }
 
+// maxTopLocals is the most top-level names declared as locals; a program
+// that defines more uses globals of its registry's state instead, because a
+// Lua function holds at most 200 locals.
+const maxTopLocals = 150
+
 // bailout carries a translator error up to lower.
 type bailout struct{ err *Error }
 
@@ -58,7 +63,7 @@ func lower(file string, src []byte) (out string, forms []*Form, err error) {
 			prelude = append(prelude, at(line1, helperSource(h, name)))
 		}
 	}
-	if names := definedNames(forms); len(names) > 0 {
+	if names := definedNames(forms); len(names) > 0 && len(names) <= maxTopLocals {
 		prelude = append(prelude, at(line1, "local "+strings.Join(names, ", ")))
 	}
 	top.stmts = append(prelude, top.stmts...)
@@ -185,7 +190,8 @@ type expr struct {
 	prefix bool // a Lua prefixexp: may be called or indexed as it is
 	truthy bool // known to be neither nil nor false
 	str    *string
-	noTail bool // a helper call: never a tail call, so errors it raises at level 2 find their caller
+	noTail bool // a helper call: never a tail call, so errors it raises at level 3 find their caller
+	logic  bool // an and/or expression: see assign
 }
 
 type exprKind int
@@ -312,7 +318,7 @@ func (c *compiler) symbol(f *Form) expr {
 		if name == "else" {
 			c.errorf(f, "else", "only as the test of the last clause of cond: (cond ... (else BODY...))")
 		}
-		c.errorf(f, name, "is a special form, not a value; to pass it as a function wrap it, as in (lambda (x y) (%s x y))", name)
+		c.errorf(f, name, "a special form cannot be passed as a value; wrap it in a lambda, as in (lambda (a b) (%s a b))", name)
 	}
 	path, _ := luaPath(name)
 	return expr{c: at(f, path), kind: exName, prefix: true}
@@ -336,9 +342,24 @@ func (c *compiler) deliver(f *Form, b *block, d dest, e expr) expr {
 		}
 		b.add(cat(at(f, "return "), e.c))
 	case toAssign:
-		b.add(cat(at(f, d.target+" = "), e.c))
+		b.add(c.assign(f, b, d.target, e))
 	}
 	return expr{}
+}
+
+// assign returns the statement target = e. gopher-lua v1.1.2 miscompiles
+// an and/or expression assigned to a local that already exists: when an
+// operand that is a call comes out false or nil, the local keeps its old
+// value. A new local is compiled correctly, so such a value goes through
+// one: local _N = e; target = _N.
+func (c *compiler) assign(f *Form, b *block, target string, e expr) code {
+	if e.logic && !strings.ContainsAny(target, ".[") {
+		t := c.tempName()
+		b.temps++
+		b.add(cat(lead(e.c, "local "+t+" = "), e.c))
+		e = nameExpr(t)
+	}
+	return cat(at(f, target+" = "), e.c)
 }
 
 // viaTemp compiles a statement-shaped form for its value: it declares a

@@ -92,6 +92,14 @@ func TestRun(t *testing.T) {
 			(emit (and #f (let ((y (error "boom"))) y)))
 			(emit (or #f (let ((y 5)) y)))
 			(emit (or 7 (let ((y (error "boom"))) y)))`, `4 #f 5 7`},
+		{"and of a false call assigned to an existing local", `
+			(define (no) #f)
+			(define x 1)
+			(set! x (and (no) 1))
+			(emit x)
+			(define (g) (define r 1) (set! r (and (no) 1)) r)
+			(emit (g))
+			(emit (let ((y 1)) (set! y (or (no) (and (no) 2))) y))`, `#f #f #f`},
 		{"not", `(emit (not #f)) (emit (not nil)) (emit (not 0)) (emit (not (list))) (emit (not ""))`, `#t #t #f #f #f`},
 		{"0, empty string and empty list are true", `(emit (if 0 'yes 'no)) (emit (if "" 'yes 'no)) (emit (if (list) 'yes 'no))`, `"yes" "yes" "yes"`},
 		{"map", `(emit (map (lambda (x) (* x 2)) (list 1 2 3)))`, `(2 4 6)`},

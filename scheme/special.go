@@ -180,8 +180,11 @@ func defineForm(c *compiler, f *Form, b *block, d dest) expr {
 	t := f.Items[1]
 	switch t.Kind {
 	case Symbol:
+		if len(f.Items) == 2 {
+			c.errorf(f, form, "%s needs a value: (define %s VALUE)", t, t)
+		}
 		if len(f.Items) != 3 {
-			c.errorf(f, form, "(define %s VALUE) takes exactly one value; to define a function write (define (%s ARGS...) BODY...)", t.Text, t.Text)
+			c.errorf(f, form, "(define %s VALUE) takes exactly one value; to define a function write (define (%s ARGS...) BODY...)", t, t)
 		}
 		lv := c.lvalue(t, form)
 		c.compile(f.Items[2], b, dest{kind: toAssign, target: lv})
@@ -317,11 +320,15 @@ func ifForm(c *compiler, f *Form, b *block, d dest) expr {
 		}
 		if len(tb.stmts) == 0 && len(eb.stmts) == 0 && te.truthy {
 			// TEST and THEN or ELSE is exact when THEN is never false or nil.
-			return expr{c: paren(cat(test.c, txt(" and "), te.c, txt(" or "), ee.c)), kind: exOther}
+			return expr{c: paren(cat(test.c, txt(" and "), te.c, txt(" or "), ee.c)), kind: exOther, logic: true}
 		}
 		t := c.temp(f, b)
-		tb.add(cat(lead(te.c, t+" = "), te.c))
-		eb.add(cat(lead(ee.c, t+" = "), ee.c))
+		tb.add(c.assign(f.Items[2], tb, t, te))
+		if n == 4 {
+			eb.add(c.assign(f.Items[3], eb, t, ee))
+		} else {
+			eb.add(txt(t + " = nil"))
+		}
 		b.add(cat(at(f, "if "), test.c, txt(" then "), blk(tb), txt(" else "), blk(eb), txt(" end")))
 		return nameExpr(t)
 	}
@@ -507,7 +514,7 @@ func andOrForm(c *compiler, f *Form, b *block, d dest) expr {
 		for i, e := range es {
 			parts[i] = e.c
 		}
-		return expr{c: paren(join(parts, " "+op+" ")), kind: exOther}
+		return expr{c: paren(join(parts, " "+op+" ")), kind: exOther, logic: true}
 	}
 	// Later operands need statements: evaluate into a temporary, one
 	// operand at a time, while the result decides.
@@ -521,7 +528,7 @@ func andOrForm(c *compiler, f *Form, b *block, d dest) expr {
 	var inner code
 	for i := len(args) - 1; i >= 1; i-- {
 		sb := subs[i]
-		sb.add(cat(lead(es[i].c, t+" = "), es[i].c))
+		sb.add(c.assign(args[i], sb, t, es[i]))
 		if inner != nil {
 			sb.add(inner)
 		}
@@ -692,7 +699,7 @@ func compareForm(c *compiler, f *Form, b *block, d dest) expr {
 	for i := range parts {
 		parts[i] = cat(es[i].c, txt(" "+lop+" "), es[i+1].c)
 	}
-	return c.deliver(f, b, d, expr{c: cat(at(f, "("), join(parts, " and "), txt(")")), kind: exOther})
+	return c.deliver(f, b, d, expr{c: cat(at(f, "("), join(parts, " and "), txt(")")), kind: exOther, logic: len(parts) > 1})
 }
 
 func stringAppendForm(c *compiler, f *Form, b *block, d dest) expr {

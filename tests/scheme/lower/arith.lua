@@ -9,9 +9,9 @@ z = 0
 one = 1
 same = 7
 eq = (a == 6)
-lt = (1 < 2 and 2 < 3)
+do local _1 = (1 < 2 and 2 < 3); lt = _1 end
 gt = (3 > 2)
 le = (a <= b)
-ge = (a >= b and b >= c)
-do local _1 = f(); local _2 = g(); local _3 = h(); chain = (_1 < _2 and _2 < _3) end
+do local _2 = (a >= b and b >= c); ge = _2 end
+do local _3 = f(); local _4 = g(); local _5 = h(); local _6 = (_3 < _4 and _4 < _5); chain = _6 end
 neg = (-1.5 - 2000)
