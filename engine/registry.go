@@ -47,6 +47,8 @@ type registry struct {
 	decls       int
 
 	invokeFn *lua.LFunction // the one invoke function of this state
+	calls    tablePool      // recycled call records
+	outs     tablePool      // recycled outcome records
 }
 
 // decl is what every declaration has: an id on the lineage.

@@ -289,8 +289,12 @@ func (c *chain) step(k int, args any) Outcome {
 	}
 	fr.guard = gr
 	st := r.st
-	gr.call = c.callTable(st, args, true)
+	gr.call = c.record(r, args)
 	err := r.call(fr, luabind.Callback, g.fn, 1, gr.call, r.invokeFn)
+	r.calls.put(gr.call)
+	if gr.outTab != nil {
+		r.outs.put(gr.outTab)
+	}
 	if err != nil {
 		return Outcome{Status: StatusFailed, Error: errText(err)}
 	}
@@ -340,7 +344,7 @@ func fInvoke(s *luabind.State) int {
 	gr.invoked = true
 	if gr.b != nil {
 		gr.out = gr.b.step(gr.k + 1)
-		gr.outTab = outcomeTable(s, gr.out)
+		gr.outTab = outcomeRecord(r, gr.out)
 		s.L.Push(gr.outTab)
 		return 1
 	}
@@ -355,11 +359,7 @@ func fInvoke(s *luabind.State) int {
 		s.L.RaiseError("invoke: the argument is not plain data: %v", err)
 	}
 	gr.out = gr.c.step(gr.k+1, args)
-	if gr.c.retry {
-		gr.outTab = s.L.CreateTable(0, 1)
-	} else {
-		gr.outTab = outcomeTable(s, gr.out)
-	}
+	gr.outTab = outcomeRecord(r, gr.out)
 	s.L.Push(gr.outTab)
 	return 1
 }
@@ -376,7 +376,10 @@ func (c *chain) inner(args any) Outcome {
 		}
 		r := h.reg
 		fr := c.frame(r, &h.decl)
-		if err := r.call(fr, luabind.Callback, h.pre, 0, c.callTable(r.st, args, false)); err != nil {
+		rec := c.record(r, args)
+		err := r.call(fr, luabind.Callback, h.pre, 0, rec)
+		r.calls.put(rec)
+		if err != nil {
 			return Outcome{Status: StatusFailed, Error: errText(err)}
 		}
 	}
@@ -391,7 +394,11 @@ func (c *chain) inner(args any) Outcome {
 		r := h.reg
 		fr := c.frame(r, &h.decl)
 		st := r.st
-		if err := r.call(fr, luabind.Callback, h.post, 1, c.callTable(st, args, false), outcomeTable(st, out)); err != nil {
+		rec, orec := c.record(r, args), outcomeRecord(r, out)
+		err := r.call(fr, luabind.Callback, h.post, 1, rec, orec)
+		r.calls.put(rec)
+		r.outs.put(orec)
+		if err != nil {
 			return Outcome{Status: StatusFailed, Error: errText(err)}
 		}
 		d := st.L.Get(-1)
@@ -453,10 +460,9 @@ func (c *chain) postFail(out Outcome) Outcome {
 		fr := c.frame(r, &h.decl)
 		var call *lua.LTable
 		if hidden || !c.floorSaw {
-			call = c.callTable(st, nil, false)
-			call.RawSetString("args", lua.LNil)
+			call = c.record(r, nil)
 		} else {
-			call = c.callTable(st, c.floorArgs, false)
+			call = c.record(r, c.floorArgs)
 		}
 		f := st.L.CreateTable(0, 4)
 		if out.Reason != "" {
@@ -476,25 +482,6 @@ func (c *chain) postFail(out Outcome) Outcome {
 		}
 	}
 	return out
-}
-
-// callTable builds the call record for a guard or hook (SPEC §10 Records).
-func (c *chain) callTable(st *luabind.State, args any, withMarks bool) *lua.LTable {
-	L := st.L
-	t := L.CreateTable(0, 6)
-	t.RawSetString("path", c.te.pathLV)
-	if args != nil {
-		t.RawSetString("args", st.ToLua(args))
-	}
-	marks := st.NewList()
-	for _, m := range c.marks {
-		marks.Append(lua.LString(m))
-	}
-	t.RawSetString("marks", marks)
-	t.RawSetString("attempt", number(c.attempt))
-	t.RawSetString("instance", c.i.idLV)
-	t.RawSetString("call_id", c.callIDLV)
-	return t
 }
 
 // outcomeTable converts an outcome for script; absent fields stay nil.

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	lua "github.com/yuin/gopher-lua"
+
+	"attune/luabind"
+)
+
+// tablePool recycles the call and outcome records a registry hands to its
+// guards and hooks. Building a string-keyed gopher-lua table costs about
+// one allocation per key; a recycled one costs none. A record is valid
+// while the handler it was given to runs: a handler that keeps it for later
+// keeps a record the next call will overwrite (copy what you need). A
+// record that came back with keys of its own is not recycled.
+type tablePool struct {
+	free []*lua.LTable
+}
+
+const (
+	poolSize   = 8
+	recordKeys = 6 // the most keys a call or outcome record has
+)
+
+func (p *tablePool) get(L *lua.LState) *lua.LTable {
+	if n := len(p.free); n > 0 {
+		t := p.free[n-1]
+		p.free = p.free[:n-1]
+		return t
+	}
+	return L.CreateTable(0, recordKeys)
+}
+
+func (p *tablePool) put(t *lua.LTable) {
+	if t == nil || len(p.free) >= poolSize || t.Metatable != lua.LNil || t.Len() != 0 {
+		return
+	}
+	n := 0
+	t.ForEach(func(lua.LValue, lua.LValue) { n++ })
+	if n > recordKeys {
+		return
+	}
+	p.free = append(p.free, t)
+}
+
+// setOpt sets a record field, or clears it when the value is absent.
+func setOpt(t *lua.LTable, key, v string) {
+	if v == "" {
+		t.RawSetString(key, lua.LNil)
+		return
+	}
+	t.RawSetString(key, lua.LString(v))
+}
+
+// record fills a pooled call record for a guard or hook (SPEC §10
+// Records); args nil leaves call.args absent (a hidden refusal).
+func (c *chain) record(r *registry, args any) *lua.LTable {
+	st := r.st
+	t := r.calls.get(st.L)
+	t.RawSetString("path", c.te.pathLV)
+	if args != nil {
+		t.RawSetString("args", st.ToLua(args))
+	} else {
+		t.RawSetString("args", lua.LNil)
+	}
+	marks := st.NewList()
+	for _, m := range c.marks {
+		marks.Append(lua.LString(m))
+	}
+	t.RawSetString("marks", marks)
+	t.RawSetString("attempt", number(c.attempt))
+	t.RawSetString("instance", c.i.idLV)
+	t.RawSetString("call_id", c.callIDLV)
+	return t
+}
+
+// outcomeRecord fills a pooled outcome record (absent fields stay nil).
+func outcomeRecord(r *registry, o Outcome) *lua.LTable {
+	st := r.st
+	t := r.outs.get(st.L)
+	fillOutcome(st, t, o)
+	return t
+}
+
+func fillOutcome(st *luabind.State, t *lua.LTable, o Outcome) {
+	t.RawSetString("status", statusLV(o.Status))
+	if o.Result != nil {
+		t.RawSetString("result", st.ToLua(o.Result))
+	} else {
+		t.RawSetString("result", lua.LNil)
+	}
+	if o.Status == StatusOK {
+		d := st.NewList()
+		for _, s := range o.Diagnostics {
+			d.Append(lua.LString(s))
+		}
+		t.RawSetString("diagnostics", d)
+	} else {
+		t.RawSetString("diagnostics", lua.LNil)
+	}
+	setOpt(t, "reason", o.Reason)
+	setOpt(t, "refused_by", o.RefusedBy)
+	setOpt(t, "error", o.Error)
+}
