@@ -114,7 +114,7 @@ func last(run string) string {
 // evaluation order and yields the same value.
 func TestDifferential(t *testing.T) {
 	g := &gen{r: rand.New(rand.NewSource(7))}
-	n := 1500
+	n := 600
 	if testing.Short() {
 		n = 200
 	}

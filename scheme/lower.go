@@ -12,8 +12,7 @@ import (
 // result only uses the base, string, table and math libraries and the engine's
 // globals. Errors are *Error values. Lower is safe for concurrent use.
 func Lower(file string, src []byte) (string, error) {
-	out, _, err := lower(file, src)
-	return out, err
+	return lower(file, src)
 }
 
 // LowerFile reads the file at path and lowers it, naming it path in errors.
@@ -34,12 +33,12 @@ const maxTopLocals = 150
 // bailout carries a translator error up to lower.
 type bailout struct{ err *Error }
 
-func lower(file string, src []byte) (out string, forms []*Form, err error) {
-	forms, err = Read(file, src)
+func lower(file string, src []byte) (out string, err error) {
+	forms, err := Read(file, src)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	c := &compiler{file: file, taken: map[string]bool{}, helpers: map[string]string{}}
+	c := &compiler{taken: map[string]bool{}, helpers: map[string]string{}}
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(bailout)
@@ -69,14 +68,13 @@ func lower(file string, src []byte) (out string, forms []*Form, err error) {
 	top.stmts = append(prelude, top.stmts...)
 	out = render(top)
 	if err := checkLua(file, out); err != nil {
-		return "", nil, err
+		return "", err
 	}
-	return out, forms, nil
+	return out, nil
 }
 
 // compiler holds the state of one Lower call.
 type compiler struct {
-	file    string
 	taken   map[string]bool   // Lua names the program uses or the compiler made
 	helpers map[string]string // runtime helpers used, by Scheme name, to their local names
 	n       int

@@ -1,2 +1,2 @@
-; error: define-no-value.scm:2:1: define: (define x VALUE) takes exactly one value; to define a function write (define (x ARGS...) BODY...)
+; error: define-no-value.scm:2:1: define: x needs a value: (define x VALUE)
 (define x)

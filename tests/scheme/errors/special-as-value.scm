@@ -1,2 +1,2 @@
-; error: special-as-value.scm:2:6: if: is a special form, not a value; to pass it as a function wrap it, as in (lambda (x y) (if x y))
+; error: special-as-value.scm:2:6: if: a special form cannot be passed as a value; wrap it in a lambda, as in (lambda (a b) (if a b))
 (map if xs)
