@@ -3,7 +3,9 @@ package scheme
 // Error is a reader or translator error at a position in a .scm file. Its
 // message is "FILE:LINE:COL: message" for the reader and
 // "FILE:LINE:COL: FORM: message" for the translator, where FORM names the
-// special form that was misused.
+// special form that was misused ("lua" when the lowered program exceeds a
+// limit of Lua's). Use errors.As to get one; it is not changed after it is
+// returned.
 type Error struct {
 	Pos
 	Form string // the form being lowered; "" for reader errors

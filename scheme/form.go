@@ -52,7 +52,8 @@ func (k Kind) String() string {
 
 // Form is one datum read from source, stamped with the position of its first
 // character. A quote 'x is read as the list (quote x), positioned at the quote.
-// Forms are plain values; the reader never shares them between calls.
+// Forms are plain data: Read returns new ones on every call and nothing in
+// this package changes them, so goroutines may share forms they only read.
 type Form struct {
 	Pos
 	Kind  Kind
