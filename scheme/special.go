@@ -361,6 +361,9 @@ func condForm(c *compiler, f *Form, b *block, d dest) expr {
 		if cl.Kind != List || len(cl.Items) == 0 {
 			c.errorf(cl, "cond", "each clause is a list (TEST BODY...); got %s", cl)
 		}
+		if len(cl.Items) > 1 && cl.Items[1].Kind == Symbol && cl.Items[1].Text == "=>" {
+			c.errorf(cl.Items[1], "cond", "(TEST => F) clauses are not supported; bind the test with let and call F yourself")
+		}
 		if isElse(cl) {
 			if i != len(cls)-1 {
 				c.errorf(cl, "cond", "else must be the last clause")
