@@ -25,16 +25,19 @@
 ;   block    command  {reason?}        -> {status}
 ;            status "blocked" (a plan that is not active stays as it is).
 ;
+; Requires the program offload in the same pin.
+;
 ; Round-end hook: reads the plan; when it is active, calls offload search
-; for the current step (the bot needs the grant offload.search and the
-; program offload in its pin), advances one step and emits one activating
-; note: on a miss the plan text; on a hit the plan text and the fact, which
-; is stored as recall. An idle, done or blocked plan is silent. Its
+; for the current step (the bot needs the grant offload.search), advances
+; one step and emits one activating note: on a miss the plan text; on a hit
+; the plan text and the fact, which is stored as recall. An idle, done or blocked plan is silent. Its
 ; :post-fail (the search was refused or failed, or a round guard refused the
 ; round) blocks the plan without advancing it.
 ;
 ; Fusion registers no subscription and no tool guard or hook, and never
 ; calls put-memory. /plan TEXT is the pack command commands/plan.scm.
+
+(require "offload")
 
 (define/reducer "fusion"
   (lambda (state action)
