@@ -65,16 +65,28 @@ func (b *bchain) step(k int) Outcome {
 	gr := &guardRun{b: b, k: k}
 	fr.guard = gr
 	st := r.st
-	if err := r.call(fr, luabind.Callback, g.fn, 1, st.ToLua(b.rec), r.invokeFn); err != nil {
+	owned, err := r.lock(fr)
+	if err != nil {
 		return Outcome{Status: StatusFailed, Error: errText(err)}
 	}
-	ret := st.L.Get(-1)
-	st.L.Pop(1)
-	if t, ok := ret.(*lua.LTable); ok && (t.Metatable == refuseMeta(st) || t.Metatable == retryMeta(st)) {
-		if t.Metatable == retryMeta(st) {
-			return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "retry is for tool guards only; a boundary guard refused with it: " + lua.LVAsString(t.RawGetString("reason"))}
-		}
-		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOf(t, g)}
+	v, reason := verdictOther, ""
+	err = r.run(fr, luabind.Callback, g.fn, 1, st.ToLua(b.rec), r.invokeFn)
+	if gr.outTab != nil {
+		r.outs.put(gr.outTab)
+	}
+	if err == nil {
+		v, reason = guardVerdict(r, st.L.Get(-1))
+		st.L.Pop(1)
+	}
+	r.unlock(owned)
+	if err != nil {
+		return Outcome{Status: StatusFailed, Error: errText(err)}
+	}
+	switch v {
+	case verdictRetry:
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "retry is for tool guards only; a boundary guard refused with it: " + reason}
+	case verdictRefuse:
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOr(reason, g)}
 	}
 	if gr.invoked {
 		return gr.out
@@ -118,7 +130,12 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 		fr := (*frame)(nil).child(ctx, i, r, &h.decl, callID+":"+strconv.Itoa(k))
 		results[k].sink.phase = kind + "/" + phase
 		fr.notes = &results[k].sink
-		results[k].err = r.call(fr, luabind.Callback, h.fn, 0, r.st.ToLua(rec))
+		owned, err := r.lock(fr)
+		if err == nil {
+			err = r.run(fr, luabind.Callback, h.fn, 0, r.st.ToLua(rec))
+			r.unlock(owned)
+		}
+		results[k].err = err
 	}
 	// group by registry: one goroutine per registry, hooks of one registry in order
 	var groups [][]int
@@ -171,6 +188,12 @@ func (i *Instance) postFailBoundary(ctx context.Context, h *hookDecl, rec map[st
 	r := h.reg
 	st := r.st
 	fr := (*frame)(nil).child(ctx, i, r, &h.decl, callID+":post-fail")
+	owned, err := r.lock(fr)
+	if err != nil {
+		i.e.log.Warn("post-fail hook failed", "program", r.program, "error", err)
+		return
+	}
+	defer r.unlock(owned)
 	f := st.L.CreateTable(0, 4)
 	if out.Reason != "" {
 		f.RawSetString("reason", lua.LString(out.Reason))
@@ -184,7 +207,7 @@ func (i *Instance) postFailBoundary(ctx context.Context, h *hookDecl, rec map[st
 	if out.Error != "" {
 		f.RawSetString("error", lua.LString(out.Error))
 	}
-	if err := r.call(fr, luabind.Callback, h.postFail, 0, st.ToLua(rec), f); err != nil {
+	if err := r.run(fr, luabind.Callback, h.postFail, 0, st.ToLua(rec), f); err != nil {
 		i.e.log.Warn("post-fail hook failed", "program", r.program, "error", err)
 	}
 }
@@ -234,6 +257,12 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	b := &bchain{i: i, ctx: ctx, guards: set.turnGuards, rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status}
+	if s.rp == nil {
+		if entry.Pin, err = set.pinBlob(ctx); err != nil {
+			set.release()
+			return BoundaryResult{}, err
+		}
+	}
 	if out.Status != StatusOK {
 		i.refuseBoundary(ctx, set, "turn", rec, out, callID)
 		s.record(entry)

@@ -86,6 +86,8 @@ type Engine struct {
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry
 
+	waitMu sync.Mutex // the wait-for graph of threads and registries
+
 	mu        sync.Mutex
 	tools     map[string]*HostTool
 	toolsGen  atomic.Int64

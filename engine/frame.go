@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -104,5 +105,8 @@ func (f *frame) ctxTable() *lua.LTable {
 	return t
 }
 
-// thread identifies one logical thread of control (see frame.thread).
-type thread struct{ _ byte }
+// thread identifies one logical thread of control (see frame.thread);
+// waiting is the registry it waits for, if any (see registry.lock).
+type thread struct {
+	waiting atomic.Pointer[registry]
+}

@@ -175,6 +175,9 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 		set.release()
 		return nil, err
 	}
+	if i.sess.inTurn && set.acquire() { // brought back in the middle of a turn
+		i.turnSet = set
+	}
 	e.mu.Lock()
 	if _, dup := e.instances[id]; dup {
 		e.mu.Unlock()

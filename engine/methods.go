@@ -259,12 +259,24 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	run := &methodRun{decl: m}
 	fr.method = run
 	st := r.st
-	if err := r.call(fr, luabind.Callback, m.fn, 1, fr.ctxTable(), st.ToLua(state), st.ToLua(c.Input)); err != nil {
+	owned, err := r.lock(fr)
+	if err != nil {
 		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev}
 	}
-	ret := st.L.Get(-1)
-	st.L.Pop(1)
-	result, err := st.FromLua(ret)
+	var result any
+	err = r.run(fr, luabind.Callback, m.fn, 1, fr.ctxTable(), st.ToLua(state), st.ToLua(c.Input))
+	if err == nil {
+		ret := st.L.Get(-1)
+		st.L.Pop(1)
+		result, err = st.FromLua(ret)
+		if err != nil {
+			err = &dataError{err}
+		}
+	}
+	r.unlock(owned)
+	if err != nil && !isDataError(err) {
+		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev}
+	}
 	if err != nil {
 		return MethodOutcome{Status: StatusFailed, Revision: rev,
 			Error: fmt.Sprintf("handler: method %s.%s (%s) returned a value that is not plain data: %v", o.addr, m.name, m.pos, err)}
@@ -479,4 +491,14 @@ func (mc *methodCall) notify(o ownerRef, actions []any, callID string) []string 
 // (R3.10, R5.6).
 func replayMethod(ctx context.Context, i *Instance, en session.Entry) {
 	i.Method(ctx, MethodCall{Owner: en.Owner, Method: en.Name, Input: en.Value, CallID: en.CallID, HostAuthority: en.Auth})
+}
+
+// dataError marks a handler result that is not plain data.
+type dataError struct{ err error }
+
+func (e *dataError) Error() string { return e.err.Error() }
+
+func isDataError(err error) bool {
+	_, ok := err.(*dataError)
+	return ok
 }

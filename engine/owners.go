@@ -615,6 +615,11 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 	rd := o.rd
 	r := rd.reg
 	fr := parent.child(ctx, inst, r, &rd.decl, callID)
+	owned, lerr := r.lock(fr)
+	if lerr != nil {
+		return nil, &foldError{"reducer: owner " + o.addr + ": " + errText(lerr)}
+	}
+	defer r.unlock(owned)
 	st := r.st
 	L := st.L
 	var cur lua.LValue

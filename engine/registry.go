@@ -47,6 +47,8 @@ type registry struct {
 	decls       int
 
 	invokeFn *lua.LFunction // the one invoke function of this state
+	refuseMT *lua.LTable    // marks what refuse() returns
+	retryMT  *lua.LTable    // marks what retry() returns
 	calls    tablePool      // recycled call records
 	outs     tablePool      // recycled outcome records
 }
@@ -123,6 +125,8 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 	r.st.Open(formsLib())
 	r.cfgLua = r.st.ToLua(cfg)
 	r.invokeFn = formsLib().Func(invokeFunc)
+	r.refuseMT = r.st.L.CreateTable(0, 0)
+	r.retryMT = r.st.L.CreateTable(0, 0)
 	fr := &frame{reg: r, ctx: ctx, inst: set.inst}
 	if err := r.call(fr, luabind.Register, r.st.Load(proto), 0); err != nil {
 		r.close()
@@ -168,19 +172,27 @@ func seedOf(s string) uint64 {
 	return h
 }
 
-// call runs fn in this registry's state for a frame: the frame is pushed
-// so engine functions find their caller, the state is held for the frame's
-// chain, and the time budget runs.
+// call runs fn in this registry's state for a frame: the state is held
+// for the frame's thread, the frame is pushed so engine functions find
+// their caller, and the time budget runs. Results, if any, are left on the
+// stack: a caller that reads them must hold the registry itself (lock),
+// since another thread may take the state once call returns.
 func (r *registry) call(fr *frame, a luabind.Ambient, fn lua.LValue, nret int, args ...lua.LValue) error {
-	release, err := r.acquire(fr)
+	owned, err := r.lock(fr)
 	if err != nil {
 		return err
 	}
+	err = r.run(fr, a, fn, nret, args...)
+	r.unlock(owned)
+	return err
+}
+
+// run calls fn with the registry already held by fr's thread.
+func (r *registry) run(fr *frame, a luabind.Ambient, fn lua.LValue, nret int, args ...lua.LValue) error {
 	r.frames = append(r.frames, fr)
-	err = r.st.Call(a, fn, nret, args...)
+	err := r.st.Call(a, fn, nret, args...)
 	r.frames[len(r.frames)-1] = nil
 	r.frames = r.frames[:len(r.frames)-1]
-	release()
 	return err
 }
 
@@ -192,30 +204,94 @@ func (r *registry) top() *frame {
 	return r.frames[len(r.frames)-1]
 }
 
-// acquire takes the registry's state for a frame chain. A frame whose
-// chain already holds the state re-enters without waiting; others wait,
-// at most for the callback budget, so two chains that wait on each other
-// fail instead of hanging.
-func (r *registry) acquire(fr *frame) (func(), error) {
-	if fr.thread != nil && r.holder.Load() == fr.thread {
-		return func() {}, nil
+// lockWait bounds how long a thread waits for a registry another thread is
+// using (a host core that never returns, say).
+const lockWait = time.Minute
+
+// lock takes the registry's state for fr's thread; owned says whether this
+// call took it (false: the thread already holds it, or borrows it).
+//
+// Threads wait for each other only in cycles the engine can see: thread T
+// needs registry R held by H, H waits for a registry held by ... T. Then
+// every thread that could resume in R is blocked until T finishes, so T
+// borrows R: its frames go on top of the waiting ones and leave before any
+// of them resumes. Two hooks of one boundary that call each other's
+// programs therefore work instead of waiting for each other forever.
+func (r *registry) lock(fr *frame) (bool, error) {
+	t := fr.thread
+	if t != nil && r.holder.Load() == t {
+		return false, nil
 	}
 	select {
 	case r.sema <- struct{}{}:
+		r.holder.Store(t)
+		return true, nil
 	default:
-		t := time.NewTimer(r.set.engine.budget)
+	}
+	e := r.set.engine
+	deadline := time.Now().Add(lockWait)
+	wait := 50 * time.Microsecond
+	for {
+		e.waitMu.Lock()
+		if borrowable(r, t) {
+			e.waitMu.Unlock()
+			return false, nil
+		}
+		t.waiting.Store(r)
+		e.waitMu.Unlock()
+		timer := time.NewTimer(wait)
 		select {
 		case r.sema <- struct{}{}:
-			t.Stop()
-		case <-t.C:
-			return nil, fmt.Errorf("cancelled: time budget (program %s is busy in another call)", r.program)
+			timer.Stop()
+			e.waitMu.Lock()
+			t.waiting.Store(nil)
+			r.holder.Store(t)
+			e.waitMu.Unlock()
+			return true, nil
+		case <-timer.C:
+		case <-fr.ctx.Done():
+			timer.Stop()
+			t.waiting.Store(nil)
+			return false, fr.ctx.Err()
+		}
+		e.waitMu.Lock()
+		t.waiting.Store(nil)
+		e.waitMu.Unlock()
+		if time.Now().After(deadline) {
+			return false, fmt.Errorf("program %s stayed busy in another call for %v", r.program, lockWait)
+		}
+		if wait < 10*time.Millisecond {
+			wait *= 2
 		}
 	}
-	r.holder.Store(fr.thread)
-	return func() {
+}
+
+// borrowable reports whether the holder of r waits, through a chain of
+// holders, for thread t (the caller holds waitMu).
+func borrowable(r *registry, t *thread) bool {
+	h := r.holder.Load()
+	for range 64 {
+		if h == nil {
+			return false
+		}
+		if h == t {
+			return true
+		}
+		w := h.waiting.Load()
+		if w == nil {
+			return false
+		}
+		h = w.holder.Load()
+	}
+	return false
+}
+
+// unlock releases what lock took.
+func (r *registry) unlock(owned bool) {
+	if owned {
 		r.holder.Store(nil)
 		<-r.sema
-	}, nil
+	}
 }
 
 func (r *registry) close() {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -46,16 +47,31 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	}
 	sh.cur.Store(set)
 	defer sh.release()
+	pinSHA, _ := set.pinBlob(ctx)
 	res := ReplayResult{}
 	for _, en := range entries {
 		sh.sess.gen = en.Gen
 		switch en.Type {
 		case session.Repin:
-			// The journal does not name the older pin: replay runs the
-			// session's pin throughout.
+			// the next turn-begin entry names the new pin
 		case session.TurnBegin:
 			if sh.sess.inTurn {
 				_, _ = sh.EndTurn(ctx)
+			}
+			if en.Pin != "" && en.Pin != pinSHA {
+				// the turn ran another pin (a re-attunement): replay it with that one
+				np, perr := loadPinBlob(ctx, i.e, en.Pin)
+				if perr != nil {
+					return res, fmt.Errorf("replay %s: %w", i.id, perr)
+				}
+				ns, serr := i.e.newSet(ctx, sh, np)
+				if serr != nil {
+					return res, fmt.Errorf("replay %s: %w", i.id, serr)
+				}
+				if old := sh.cur.Swap(ns); old != nil {
+					old.release()
+				}
+				pinSHA = en.Pin
 			}
 			_, err = sh.BeginTurn(ctx, TurnInput{Input: en.Input, ContextFresh: en.ContextFresh})
 			res.Steps++
@@ -269,4 +285,17 @@ func (i *Instance) Command(ctx context.Context, name, text string) CommandResult
 		return CommandResult{Status: StatusFailed, Error: ferr.Error(), Notes: sink.notes}
 	}
 	return CommandResult{Status: StatusOK, Notes: sink.notes}
+}
+
+// loadPinBlob reads a pin stored as a blob by a turn entry.
+func loadPinBlob(ctx context.Context, e *Engine, sha string) (*pin.Pin, error) {
+	data, err := e.st.GetBlob(ctx, sha)
+	if err != nil {
+		return nil, fmt.Errorf("pin-missing: the pin of a recorded turn (sha256 %s): %w", sha, err)
+	}
+	var p pin.Pin
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }

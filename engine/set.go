@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -35,6 +36,25 @@ type regSet struct {
 
 	cmdMu    sync.Mutex
 	commands map[string]*registry
+
+	pinOnce sync.Once
+	pinSHA  string // the pin stored as a blob, for the journal
+	pinErr  error
+}
+
+// pinBlob stores the set's pin as a blob once and returns its hash: turn
+// entries of the journal name the pin they ran, so a replay across a
+// re-attunement runs each turn with its own pin.
+func (s *regSet) pinBlob(ctx context.Context) (string, error) {
+	s.pinOnce.Do(func() {
+		data, err := json.Marshal(s.pin)
+		if err != nil {
+			s.pinErr = err
+			return
+		}
+		s.pinSHA, s.pinErr = s.engine.st.PutBlob(ctx, data)
+	})
+	return s.pinSHA, s.pinErr
 }
 
 // liveStates counts Lua states open in this process (tests watch it for leaks).

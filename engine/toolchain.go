@@ -288,33 +288,38 @@ func (c *chain) step(k int, args any) Outcome {
 		gr = &guardRun{c: c, k: k}
 	}
 	fr.guard = gr
-	st := r.st
+	owned, err := r.lock(fr)
+	if err != nil {
+		return Outcome{Status: StatusFailed, Error: errText(err)}
+	}
 	gr.call = c.record(r, args)
-	err := r.call(fr, luabind.Callback, g.fn, 1, gr.call, r.invokeFn)
+	err = r.run(fr, luabind.Callback, g.fn, 1, gr.call, r.invokeFn)
 	r.calls.put(gr.call)
 	if gr.outTab != nil {
 		r.outs.put(gr.outTab)
 	}
+	v, reason := verdictOther, ""
+	if err == nil {
+		v, reason = guardVerdict(r, r.st.L.Get(-1))
+		r.st.L.Pop(1)
+	}
+	r.unlock(owned)
 	if err != nil {
 		return Outcome{Status: StatusFailed, Error: errText(err)}
 	}
-	ret := st.L.Get(-1)
-	st.L.Pop(1)
 	if c.retry {
 		return Outcome{}
 	}
-	if t, ok := ret.(*lua.LTable); ok {
-		switch t.Metatable {
-		case retryMeta(st):
-			if gr.invoked {
-				return gr.out // the rest of the chain ran: a retry would run the core twice
-			}
-			c.retry = true
-			c.retryWhy = lua.LVAsString(t.RawGetString("reason"))
-			return Outcome{}
-		case refuseMeta(st):
-			return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOf(t, g)}
+	switch v {
+	case verdictRetry:
+		if gr.invoked {
+			return gr.out // the rest of the chain ran: a retry would run the core twice
 		}
+		c.retry = true
+		c.retryWhy = reason
+		return Outcome{}
+	case verdictRefuse:
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOr(reason, g)}
 	}
 	if gr.invoked {
 		return gr.out
@@ -323,9 +328,9 @@ func (c *chain) step(k int, args any) Outcome {
 		Reason: fmt.Sprintf("guard at %s returned without calling invoke or refuse", g.pos)}
 }
 
-func reasonOf(t *lua.LTable, g *guardDecl) string {
-	if s, ok := t.RawGetString("reason").(lua.LString); ok && s != "" {
-		return string(s)
+func reasonOr(reason string, g *guardDecl) string {
+	if reason != "" {
+		return reason
 	}
 	return "refused by the guard at " + g.pos
 }
@@ -376,9 +381,13 @@ func (c *chain) inner(args any) Outcome {
 		}
 		r := h.reg
 		fr := c.frame(r, &h.decl)
-		rec := c.record(r, args)
-		err := r.call(fr, luabind.Callback, h.pre, 0, rec)
-		r.calls.put(rec)
+		owned, err := r.lock(fr)
+		if err == nil {
+			rec := c.record(r, args)
+			err = r.run(fr, luabind.Callback, h.pre, 0, rec)
+			r.calls.put(rec)
+			r.unlock(owned)
+		}
 		if err != nil {
 			return Outcome{Status: StatusFailed, Error: errText(err)}
 		}
@@ -393,16 +402,23 @@ func (c *chain) inner(args any) Outcome {
 		}
 		r := h.reg
 		fr := c.frame(r, &h.decl)
-		st := r.st
-		rec, orec := c.record(r, args), outcomeRecord(r, out)
-		err := r.call(fr, luabind.Callback, h.post, 1, rec, orec)
-		r.calls.put(rec)
-		r.outs.put(orec)
+		owned, err := r.lock(fr)
 		if err != nil {
 			return Outcome{Status: StatusFailed, Error: errText(err)}
 		}
-		d := st.L.Get(-1)
-		st.L.Pop(1)
+		rec, orec := c.record(r, args), outcomeRecord(r, out)
+		err = r.run(fr, luabind.Callback, h.post, 1, rec, orec)
+		r.calls.put(rec)
+		r.outs.put(orec)
+		var d lua.LValue = lua.LNil
+		if err == nil {
+			d = r.st.L.Get(-1)
+			r.st.L.Pop(1)
+		}
+		r.unlock(owned)
+		if err != nil {
+			return Outcome{Status: StatusFailed, Error: errText(err)}
+		}
 		if s, ok := d.(lua.LString); ok {
 			out.Diagnostics = append(out.Diagnostics, string(s))
 		}
@@ -427,14 +443,22 @@ func (c *chain) core(args any) Outcome {
 	r := d.reg
 	fr := c.frame(r, &d.decl)
 	st := r.st
-	if err := r.call(fr, luabind.Callback, d.fn, 1, fr.ctxTable(), st.ToLua(args)); err != nil {
+	owned, err := r.lock(fr)
+	if err != nil {
 		return Outcome{Status: StatusFailed, Error: errText(err)}
 	}
-	v := st.L.Get(-1)
-	st.L.Pop(1)
-	res, err := st.FromLua(v)
+	var res any
+	if err = r.run(fr, luabind.Callback, d.fn, 1, fr.ctxTable(), st.ToLua(args)); err == nil {
+		v := st.L.Get(-1)
+		st.L.Pop(1)
+		res, err = st.FromLua(v)
+		if err != nil {
+			err = fmt.Errorf("tool %s (%s) returned %v", d.path, d.pos, err)
+		}
+	}
+	r.unlock(owned)
 	if err != nil {
-		return Outcome{Status: StatusFailed, Error: fmt.Sprintf("tool %s (%s) returned %v", d.path, d.pos, err)}
+		return Outcome{Status: StatusFailed, Error: errText(err)}
 	}
 	if err := d.output.check("output", res); err != nil {
 		return Outcome{Status: StatusRefused, RefusedBy: "schema", Reason: err.Error()}
@@ -458,6 +482,11 @@ func (c *chain) postFail(out Outcome) Outcome {
 		r := h.reg
 		st := r.st
 		fr := c.frame(r, &h.decl)
+		owned, err := r.lock(fr)
+		if err != nil {
+			out.Diagnostics = append(out.Diagnostics, "post-fail hook failed: "+errText(err))
+			continue
+		}
 		var call *lua.LTable
 		if hidden || !c.floorSaw {
 			call = c.record(r, nil)
@@ -477,7 +506,10 @@ func (c *chain) postFail(out Outcome) Outcome {
 		if out.Error != "" {
 			f.RawSetString("error", lua.LString(out.Error))
 		}
-		if err := r.call(fr, luabind.Callback, h.postFail, 0, call, f); err != nil {
+		err = r.run(fr, luabind.Callback, h.postFail, 0, call, f)
+		r.calls.put(call)
+		r.unlock(owned)
+		if err != nil {
 			out.Diagnostics = append(out.Diagnostics, "post-fail hook failed: "+errText(err))
 		}
 	}
@@ -512,17 +544,35 @@ func outcomeTable(st *luabind.State, o Outcome) *lua.LTable {
 }
 
 // marker tables for refuse/retry, one metatable per state.
-func refuseMeta(st *luabind.State) lua.LValue { return markerMeta(st, "__attune_refuse") }
-func retryMeta(st *luabind.State) lua.LValue  { return markerMeta(st, "__attune_retry") }
+func refuseMeta(st *luabind.State) lua.LValue { return regOf(st).refuseMT }
+func retryMeta(st *luabind.State) lua.LValue  { return regOf(st).retryMT }
 
-func markerMeta(st *luabind.State, name string) lua.LValue {
-	reg := st.L.Get(lua.RegistryIndex).(*lua.LTable)
-	m, ok := reg.RawGetString(name).(*lua.LTable)
+// verdict classifies what a guard returned: a refusal, a retry, or other.
+type verdict uint8
+
+const (
+	verdictOther verdict = iota
+	verdictRefuse
+	verdictRetry
+)
+
+// guardVerdict reads a guard's return value (with the registry held).
+func guardVerdict(r *registry, ret lua.LValue) (verdict, string) {
+	t, ok := ret.(*lua.LTable)
 	if !ok {
-		m = st.L.CreateTable(0, 1)
-		reg.RawSetString(name, m)
+		return verdictOther, ""
 	}
-	return m
+	reason := ""
+	if s, ok := t.RawGetString("reason").(lua.LString); ok {
+		reason = string(s)
+	}
+	switch t.Metatable {
+	case r.refuseMT:
+		return verdictRefuse, reason
+	case r.retryMT:
+		return verdictRetry, reason
+	}
+	return verdictOther, ""
 }
 
 func fRefuse(s *luabind.State) int {

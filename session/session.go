@@ -63,6 +63,8 @@ type Entry struct {
 
 	// Revs are session owners' revisions at a turn end (for rollback).
 	Revs map[string]int64 `json:"revs,omitempty"`
+	// Pin is the blob hash of the pin a turn ran (turn-begin entries).
+	Pin string `json:"pin,omitempty"`
 	// Gen counts rollbacks; boundary call ids include it.
 	Gen int `json:"gen,omitempty"`
 }
