@@ -310,7 +310,7 @@ func (c *compiler) symbol(f *Form) expr {
 		return expr{c: at(f, "nil"), kind: exConst}
 	}
 	if _, ok := specials[name]; ok {
-		if helperOf[name] {
+		if _, ok := helperSigs[name]; ok {
 			return expr{c: at(f, c.helper(name)), kind: exName, prefix: true}
 		}
 		if name == "else" {

@@ -10,10 +10,6 @@ type special func(c *compiler, f *Form, b *block, d dest) expr
 // filled once by init and only read afterwards.
 var specials map[string]special
 
-// helperOf names the special forms backed by a runtime helper; they may also
-// be passed as values, as in (map length xs).
-var helperOf = map[string]bool{"map": true, "filter": true, "fold": true, "null?": true, "length": true}
-
 func init() {
 	specials = map[string]special{
 		"quote":  quoteForm,
@@ -722,23 +718,24 @@ func stringAppendForm(c *compiler, f *Form, b *block, d dest) expr {
 	return c.deliver(f, b, d, expr{c: cat(at(f, "("), join(parts, " .. "), txt(")")), kind: exOther, truthy: true})
 }
 
-// helperUsage is the signature of each helper-backed form.
-var helperUsage = map[string]string{
-	"map":    "(map FUNCTION LIST)",
-	"filter": "(filter PREDICATE LIST)",
-	"fold":   "(fold FUNCTION INIT LIST), which calls (FUNCTION item acc)",
-	"null?":  "(null? X)",
-	"length": "(length LIST-OR-STRING)",
+// helperSigs are the arity and usage of each form backed by a runtime
+// helper. These forms may also be passed as values, as in (map length xs).
+var helperSigs = map[string]struct {
+	arity int
+	usage string
+}{
+	"map":    {2, "(map FUNCTION LIST)"},
+	"filter": {2, "(filter PREDICATE LIST)"},
+	"fold":   {3, "(fold FUNCTION INIT LIST), which calls (FUNCTION item acc)"},
+	"null?":  {1, "(null? X)"},
+	"length": {1, "(length LIST-OR-STRING)"},
 }
 
 func helperForm(c *compiler, f *Form, b *block, d dest) expr {
 	name := headOf(f)
-	want := strings.Count(helperUsage[name], " ")
-	if name == "fold" {
-		want = 3
-	}
-	if len(f.Items)-1 != want {
-		c.errorf(f, name, "takes %d argument(s): %s", want, helperUsage[name])
+	sig := helperSigs[name]
+	if len(f.Items)-1 != sig.arity {
+		c.errorf(f, name, "takes %d argument(s): %s", sig.arity, sig.usage)
 	}
 	h := c.helper(name)
 	es := c.operands(f.Items[1:], b)
