@@ -57,7 +57,8 @@
 ;               rollback never touches these rows (R5.9).
 ;
 ; Round-end hook (R6.3): asks incomplete; "open" gives an activating note,
-; "pending" an ambient note, #f nothing.
+; "pending" an ambient note, #f nothing. It runs in every instance whose bot
+; selects tasks (the foreground, usually), on that instance's own session.
 
 (define/reducer "tasks"
   (lambda (state action)
