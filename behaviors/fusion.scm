@@ -5,7 +5,7 @@
 ; with it; the offload memory it reads is a project owner and survives both.
 ;
 ;   state    {text, status, steps, recall}
-;   text     the plan as written (/plan TEXT)
+;   text     the plan as written (/plan TEXT), trimmed
 ;   steps    the steps not yet taken, in order: the lines of text, or its
 ;            parts between ';', trimmed, blank ones dropped
 ;   status   "idle" (no plan) | "active" | "done" (every step taken) |
@@ -75,10 +75,11 @@
 
 (define/method "fusion" "plan"
   (lambda (ctx state input)
-    (let ((steps (split-steps (get input "text"))))
+    (let ((text (string.match (get input "text") "^%s*(.-)%s*$"))
+          (steps (split-steps (get input "text"))))
       (if (null? steps)
           (propose (table :type "cleared"))
-          (propose (table :type "planned" :text (get input "text") :steps steps)))
+          (propose (table :type "planned" :text text :steps steps)))
       (table :steps (length steps))))
   :kind "command"
   :input (table :text "string")
