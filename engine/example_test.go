@@ -11,7 +11,7 @@ import (
 	"attune/store"
 )
 
-// A host builds an engine from a configuration, registers its tools, starts
+// R9.1: a host builds an engine from a configuration, registers its tools, starts
 // an instance and drives a turn through it.
 func Example() {
 	ctx := context.Background()
