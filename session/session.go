@@ -58,7 +58,7 @@ type Entry struct {
 	Name   string `json:"name,omitempty"` // method or command name
 	Auth   bool   `json:"auth,omitempty"`
 
-	Note *Note `json:"note,omitempty"`
+	Note *Note  `json:"note,omitempty"`
 	ID   string `json:"id,omitempty"` // consumed note id
 
 	// Revs are session owners' revisions at a turn end (for rollback).
