@@ -4,7 +4,13 @@ import (
 	"context"
 	"runtime"
 	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"attune/luabind"
 )
+
+const luabindCallback = luabind.Callback
 
 type goCaller interface{ Call(any) any }
 type goImpl struct{ n int }
@@ -136,5 +142,28 @@ func TestRegistryMemory(t *testing.T) {
 	}
 	for _, s := range sets {
 		s.release()
+	}
+}
+
+// BenchmarkHostFunctionFromLua: one engine function called from Lua
+// (config with a key), per call, inside one callback (goal <= 100 ns, 0 allocs).
+func BenchmarkHostFunctionFromLua(b *testing.B) {
+	e := testEngine(b, "[bots.main]\nbehaviors = [\"g\"]\n[bots.main.config.g]\nk = 1\n", map[string]string{"g.lua": `
+function bench(n) for i = 1, n do config("k") end end
+function empty(n) for i = 1, n do end end`})
+	i := start(b, e, "x", "main")
+	r := i.cur.Load().regs[0]
+	fr := (*frame)(nil).child(context.Background(), i, r, &decl{id: "bench"}, "bench")
+	for _, fn := range []string{"empty", "bench"} {
+		b.Run(fn, func(b *testing.B) {
+			f := r.st.L.GetGlobal(fn)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for left := b.N; left > 0; left -= 10000 { // chunks: one callback stays within its budget
+				if err := r.call(fr, luabindCallback, f, 0, lua.LNumber(min(left, 10000))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
