@@ -213,13 +213,14 @@ func newHarness(t *testing.T, file string) *harness {
 
 // readForms stands in for the engine's read/forms: symbols are plain
 // strings, keywords ":name", string literals {string = "..."}, lists lists;
-// nil and a message when the text does not read.
+// {error = message} when the text does not read.
 func readForms(L *lua.LState) int {
 	read, err := scheme.Read("program.scm", []byte(L.CheckString(1)))
 	if err != nil {
-		L.Push(lua.LNil)
-		L.Push(lua.LString(err.Error()))
-		return 2
+		t := L.NewTable()
+		t.RawSetString("error", lua.LString(err.Error()))
+		L.Push(t)
+		return 1
 	}
 	var conv func(f *scheme.Form) lua.LValue
 	conv = func(f *scheme.Form) lua.LValue {

@@ -128,8 +128,8 @@
 ; validation-problem is nil for an acceptable program, else the reason.
 (define (validation-problem text)
   (let ((forms (read/forms text)))
-    (if (= forms nil)
-        "the validation program cannot be read as forms"
+    (if (get forms "error")
+        (string-append "the validation program cannot be read as forms: " (get forms "error"))
         (let ((seen (fold (lambda (form acc) (scan form acc)) (table) forms)))
           (cond ((not (get seen "tree"))
                  "the validation program never calls a tree/... tool (read as forms; strings and comments do not count)")

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -56,7 +57,7 @@ func TestReadForms(t *testing.T) {
 	e := testEngine(t, "[bots.main]\nbehaviors = [\"a\"]\n", map[string]string{"a.lua": `
 forms = read.forms([[(call/tool "tree/list" :depth 1) ; tasks/write-completion-verdict
 (display "tasks/write-completion-verdict") #t 2.5]])
-bad, msg = read.forms("(unclosed")`})
+bad = read.forms("(unclosed")`})
 	i := start(t, e, "x", "main")
 	r := i.cur.Load().regs[0]
 	got, err := r.st.FromLua(r.st.L.GetGlobal("forms"))
@@ -71,7 +72,8 @@ bad, msg = read.forms("(unclosed")`})
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %#v", got)
 	}
-	if r.st.L.GetGlobal("bad").String() != "nil" || r.st.L.GetGlobal("msg").String() == "nil" {
-		t.Fatal("a read error gives nil and a message")
+	bad, _ := r.st.FromLua(r.st.L.GetGlobal("bad"))
+	if m, ok := bad.(map[string]any); !ok || !strings.Contains(m["error"].(string), "program.scm:1:1") {
+		t.Fatalf("a read error gives {error = message}: %#v", bad)
 	}
 }

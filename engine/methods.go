@@ -25,6 +25,8 @@ import (
 // Refusers of method calls (R5.3), beside the tool chain's.
 const (
 	ByGrant     = "grant"
+	// ByHandler: the method's handler returned (refuse REASON).
+	ByHandler = "handler"
 	ByABI       = "abi"
 	BySchema    = "schema"
 	ByAuthority = "authority"
@@ -109,7 +111,14 @@ func fCallMethod(s *luabind.State) int {
 		s.L.RaiseError("schema: call/method %s %s: the input is not plain data: %v", owner, method, err)
 	}
 	set := r.set
-	mc := &methodCall{i: fr.inst, set: set, ctx: fr.ctx, parent: fr, caller: r,
+	caller := r
+	if r.command != nil {
+		// A pack command runs on the host's behalf (someone typed /NAME):
+		// like the host's own calls it needs no grant; it carries no host
+		// authority unless the host gave it.
+		caller = nil
+	}
+	mc := &methodCall{i: fr.inst, set: set, ctx: fr.ctx, parent: fr, caller: caller,
 		c: MethodCall{Owner: owner, Method: method, Input: input, CallID: fr.childCallID()}}
 	out := mc.run()
 	switch out.Status {
@@ -264,16 +273,29 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev}
 	}
 	var result any
+	v, reason := verdictOther, ""
 	err = r.run(fr, luabind.Callback, m.fn, 1, fr.ctxTable(), st.ToLua(state), st.ToLua(c.Input))
 	if err == nil {
 		ret := st.L.Get(-1)
 		st.L.Pop(1)
-		result, err = st.FromLua(ret)
-		if err != nil {
-			err = &dataError{err}
+		if v, reason = guardVerdict(r, ret); v == verdictOther {
+			result, err = st.FromLua(ret)
+			if err != nil {
+				err = &dataError{err}
+			}
 		}
 	}
 	r.unlock(owned)
+	if v == verdictRefuse || v == verdictRetry {
+		// The handler refused (refuse REASON): nothing is recorded or
+		// appended; the caller can try again with another input.
+		if reason == "" {
+			reason = fmt.Sprintf("method %s.%s (%s) refused", o.addr, m.name, m.pos)
+		}
+		out := refused(ByHandler, reason)
+		out.Revision = rev
+		return out
+	}
 	if err != nil && !isDataError(err) {
 		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev}
 	}

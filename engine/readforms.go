@@ -10,7 +10,8 @@ import (
 // fReadForms is (read/forms TEXT): Scheme-style source read as forms, so a
 // behavior can inspect a program by its structure, never by its text
 // (a mention inside a string or a comment is not a call). It returns a list
-// of forms, or nil and the reader's error. A list is a list; a symbol is a
+// of forms, or, when the text does not read, a map {error = MESSAGE} (one
+// value, so the Scheme-style forms reach the message). A list is a list; a symbol is a
 // plain string ("tasks/write-completion-verdict"); a keyword is ":name"; a
 // string literal is a table {string = "..."}; numbers and booleans are
 // themselves. The input is bounded (64 KiB) like every built-in that the
@@ -18,15 +19,11 @@ import (
 func fReadForms(s *luabind.State) int {
 	text := s.CheckString("read/forms", 1)
 	if len(text) > 64<<10 {
-		s.L.Push(lua.LNil)
-		s.L.Push(lua.LString("read/forms: the program is over 64 KiB"))
-		return 2
+		return readError(s, "read/forms: the program is over 64 KiB")
 	}
 	forms, err := scheme.Read("program.scm", []byte(text))
 	if err != nil {
-		s.L.Push(lua.LNil)
-		s.L.Push(lua.LString(err.Error()))
-		return 2
+		return readError(s, err.Error())
 	}
 	out := s.NewList()
 	for _, f := range forms {
@@ -61,4 +58,11 @@ func formValue(s *luabind.State, f *scheme.Form, depth int) lua.LValue {
 		return lua.LBool(f.Bool)
 	}
 	return lua.LNil
+}
+
+func readError(s *luabind.State, msg string) int {
+	t := s.L.CreateTable(0, 1)
+	t.RawSetString("error", lua.LString(msg))
+	s.L.Push(t)
+	return 1
 }
