@@ -24,9 +24,9 @@ import (
 
 // Refusers of method calls (R5.3), beside the tool chain's.
 const (
-	ByGrant     = "grant"
+	ByGrant = "grant"
 	// ByHandler: the method's handler returned (refuse REASON).
-	ByHandler = "handler"
+	ByHandler   = "handler"
 	ByABI       = "abi"
 	BySchema    = "schema"
 	ByAuthority = "authority"
