@@ -1,0 +1,22 @@
+; scribe — tools over the offload memory, for the demo's writer and scout.
+;
+; Tools:
+;   memory/write {body, citation}  (effect "write") -> {key, revision}
+;       calls offload put-memory: only a bot granted offload.put-memory may.
+;   memory/recall {query}           (effect "read")  -> the first entry whose
+;       body contains query, or #f; calls offload search (grant offload.search).
+;
+; A bot's ceiling decides which of the two it may call at all.
+
+(define/tool "memory/write"
+  (lambda (ctx args)
+    (call/method "offload" "put-memory"
+      (table :body (get args "body") :citation (get args "citation"))))
+  :effect (list "write")
+  :input (table :body "string" :citation "string"))
+
+(define/tool "memory/recall"
+  (lambda (ctx args)
+    (call/method "offload" "search" (table :query (get args "query"))))
+  :effect (list "read")
+  :input (table :query "string"))
