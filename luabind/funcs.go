@@ -47,6 +47,7 @@ func AmbientError(f *Func, a Ambient) string {
 // metatable, so a script that writes define.tool changes only its own
 // state. A Library is immutable and safe for concurrent use.
 type Library struct {
+	gmeta  *lua.LTable               // globals metatable: base functions and the top-level functions
 	top    map[string]*lua.LFunction // "notify"
 	spaces map[string]*lua.LTable    // "define" -> {__index = functions, __metatable = false}
 	funcs  map[*Func]*lua.LFunction
@@ -79,6 +80,7 @@ func NewLibrary(funcs []*Func) *Library {
 		}
 		t.RawSetString(parts[1], fn)
 	}
+	lib.gmeta = globalsMeta(L, shared().base, lib.top)
 	return lib
 }
 
@@ -88,9 +90,7 @@ func (lib *Library) Func(f *Func) *lua.LFunction { return lib.funcs[f] }
 // Open makes the library's functions callable from the state's script.
 func (s *State) Open(lib *Library) {
 	g := s.L.G.Global
-	for name, fn := range lib.top {
-		g.RawSetString(name, fn)
-	}
+	g.Metatable = lib.gmeta
 	for name, m := range lib.spaces {
 		t := s.L.CreateTable(0, 0)
 		t.Metatable = m

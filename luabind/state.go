@@ -118,6 +118,35 @@ func buildLibs() *libs {
 		return 2
 	})
 	out.base["loadstring"] = load
+	out.base["print"] = L.NewFunction(func(L *lua.LState) int {
+		st := stateOf(L)
+		if st == nil || st.print == nil {
+			return 0
+		}
+		parts := make([]string, L.GetTop())
+		for i := range parts {
+			parts[i] = L.ToStringMeta(L.Get(i + 1)).String()
+		}
+		st.print(strings.Join(parts, "\t"))
+		return 0
+	})
+	mathT := g.RawGetString("math").(*lua.LTable)
+	mathT.RawSetString("random", L.NewFunction(func(L *lua.LState) int {
+		st := stateOf(L)
+		if st == nil {
+			L.RaiseError("math.random called outside a callback")
+		}
+		return st.mathRandom(L)
+	}))
+	mathT.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+		st := stateOf(L)
+		if st == nil {
+			L.RaiseError("math.randomseed called outside a callback")
+		}
+		seed := uint64(L.CheckInt64(1))
+		st.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		return 0
+	}))
 	out.base["load"] = L.NewFunction(func(L *lua.LState) int {
 		// Only text chunks given as strings: a reader function could hand
 		// over a binary chunk piece by piece.
@@ -155,13 +184,7 @@ func buildLibs() *libs {
 		m.RawSetString("__metatable", lua.LFalse)
 		out.proxies[name] = m
 	}
-	baseTab := L.CreateTable(0, len(out.base))
-	for name, fn := range out.base {
-		baseTab.RawSetString(name, fn)
-	}
-	out.gmeta = L.CreateTable(0, 2)
-	out.gmeta.RawSetString("__index", baseTab)
-	out.gmeta.RawSetString("__metatable", lua.LFalse)
+	out.gmeta = globalsMeta(L, out.base, nil)
 	out.strMeta = L.CreateTable(0, 2)
 	out.strMeta.RawSetString("__index", str)
 	out.strMeta.RawSetString("__metatable", lua.LFalse)
@@ -205,27 +228,18 @@ func NewState(o Options) *State {
 		g.RawSetString(name, t)
 	}
 	L.SetMetatable(lua.LString(""), lb.strMeta)
-	g.RawSetString("print", L.NewFunction(func(L *lua.LState) int {
-		if s.print == nil {
-			return 0
-		}
-		parts := make([]string, L.GetTop())
-		for i := range parts {
-			parts[i] = L.ToStringMeta(L.Get(i + 1)).String()
-		}
-		s.print(strings.Join(parts, "\t"))
-		return 0
-	}))
-	m := g.RawGetString("math").(*lua.LTable)
-	m.RawSetString("random", L.NewFunction(s.mathRandom))
-	m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
-		seed := uint64(L.CheckInt64(1))
-		s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-		return 0
-	}))
 	s.ListMeta = L.CreateTable(0, 1)
 	s.ListMeta.RawSetString("__attune_list", lua.LTrue)
 	return s
+}
+
+// stateOf finds the State whose callback is running in L (nil outside
+// one): every callback runs under its state's budget as context.
+func stateOf(L *lua.LState) *State {
+	if b, ok := L.Context().(*budget); ok {
+		return b.s
+	}
+	return nil
 }
 
 func (s *State) mathRandom(L *lua.LState) int {
@@ -262,4 +276,20 @@ func (s *State) SetAmbient(a Ambient) Ambient {
 func (s *State) Close() {
 	s.budget.close()
 	s.L.Close()
+}
+
+// globalsMeta builds a protected metatable whose __index is one shared
+// table holding base and extra.
+func globalsMeta(L *lua.LState, base map[string]lua.LValue, extra map[string]*lua.LFunction) *lua.LTable {
+	t := L.CreateTable(0, len(base)+len(extra))
+	for name, fn := range base {
+		t.RawSetString(name, fn)
+	}
+	for name, fn := range extra {
+		t.RawSetString(name, fn)
+	}
+	m := L.CreateTable(0, 2)
+	m.RawSetString("__index", t)
+	m.RawSetString("__metatable", lua.LFalse)
+	return m
 }
