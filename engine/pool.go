@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"reflect"
+	"sync"
+
 	lua "github.com/yuin/gopher-lua"
 
 	"attune/luabind"
@@ -16,30 +19,56 @@ type tablePool struct {
 	free []*lua.LTable
 }
 
+// The fields of the two records. A fresh record is primed with all of its
+// fields, so any other key a handler sets shows in keysEverSet.
+var (
+	callFields    = []string{"path", "args", "marks", "attempt", "instance", "call_id"}
+	outcomeFields = []string{"status", "result", "diagnostics", "reason", "refused_by", "error"}
+)
+
 const (
 	poolSize   = 8
 	recordKeys = 6 // the most keys a call or outcome record has
 )
 
-func (p *tablePool) get(L *lua.LState) *lua.LTable {
+func (p *tablePool) get(L *lua.LState, fields []string) *lua.LTable {
 	if n := len(p.free); n > 0 {
 		t := p.free[n-1]
 		p.free = p.free[:n-1]
 		return t
 	}
-	return L.CreateTable(0, recordKeys)
+	t := L.CreateTable(0, recordKeys)
+	for _, f := range fields {
+		t.RawSetString(f, lua.LFalse)
+	}
+	return t
 }
 
 func (p *tablePool) put(t *lua.LTable) {
-	if t == nil || len(p.free) >= poolSize || t.Metatable != lua.LNil || t.Len() != 0 {
-		return
-	}
-	n := 0
-	t.ForEach(func(lua.LValue, lua.LValue) { n++ })
-	if n > recordKeys {
+	if t == nil || len(p.free) >= poolSize || t.Metatable != lua.LNil || t.Len() != 0 || keysEverSet(t) > recordKeys {
 		return
 	}
 	p.free = append(p.free, t)
+}
+
+// keysField is the index of LTable's unexported key list (every string key
+// ever set), read by reflection without allocating; -1 when gopher-lua has
+// no such field, and then no record is recycled.
+var keysField = sync.OnceValue(func() int {
+	f, ok := reflect.TypeFor[lua.LTable]().FieldByName("keys")
+	if !ok || f.Type.Kind() != reflect.Slice {
+		return -1
+	}
+	return f.Index[0]
+})
+
+// keysEverSet counts the keys a table has held (a script's own fields too).
+func keysEverSet(t *lua.LTable) int {
+	k := keysField()
+	if k < 0 {
+		return recordKeys + 1
+	}
+	return reflect.ValueOf(t).Elem().Field(k).Len()
 }
 
 // setOpt sets a record field, or clears it when the value is absent.
@@ -55,7 +84,7 @@ func setOpt(t *lua.LTable, key, v string) {
 // Records); args nil leaves call.args absent (a hidden refusal).
 func (c *chain) record(r *registry, args any) *lua.LTable {
 	st := r.st
-	t := r.calls.get(st.L)
+	t := r.calls.get(st.L, callFields)
 	t.RawSetString("path", c.te.pathLV)
 	if args != nil {
 		t.RawSetString("args", st.ToLua(args))
@@ -76,7 +105,7 @@ func (c *chain) record(r *registry, args any) *lua.LTable {
 // outcomeRecord fills a pooled outcome record (absent fields stay nil).
 func outcomeRecord(r *registry, o Outcome) *lua.LTable {
 	st := r.st
-	t := r.outs.get(st.L)
+	t := r.outs.get(st.L, outcomeFields)
 	fillOutcome(st, t, o)
 	return t
 }

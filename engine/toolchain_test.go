@@ -226,3 +226,27 @@ define.tool("t/lua", function(ctx, args) error("lua core broke") end)`})
 		t.Fatalf("lua core: %+v", out)
 	}
 }
+
+// Recycled call records never carry a handler's own fields into the next
+// call.
+func TestRecordsStayClean(t *testing.T) {
+	e := testEngine(t, chainCfg, map[string]string{"g.lua": `
+seen = {}
+guard.tool("t/x", function(c, invoke)
+  seen[#seen+1] = tostring(c.mine)
+  c.mine = "left over"
+  return invoke()
+end)`})
+	e.RegisterTool(echoTool("t/x"))
+	i := start(t, e, "a", "main")
+	for range 3 {
+		if out := i.Tool(context.Background(), ToolCall{Path: "t/x"}); out.Status != StatusOK {
+			t.Fatal(out)
+		}
+	}
+	r := i.cur.Load().regs[0]
+	got, _ := r.st.FromLua(r.st.L.GetGlobal("seen"))
+	if !reflect.DeepEqual(got, []any{"nil", "nil", "nil"}) {
+		t.Fatalf("a record kept a field across calls: %v", got)
+	}
+}
