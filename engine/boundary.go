@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 
-	lua "github.com/yuin/gopher-lua"
-
 	"attune/luabind"
 	"attune/session"
 )
@@ -194,20 +192,7 @@ func (i *Instance) postFailBoundary(ctx context.Context, h *hookDecl, rec map[st
 		return
 	}
 	defer r.unlock(owned)
-	f := st.L.CreateTable(0, 4)
-	if out.Reason != "" {
-		f.RawSetString("reason", lua.LString(out.Reason))
-	}
-	by := out.RefusedBy
-	if out.Status == StatusFailed {
-		by = "error"
-	}
-	f.RawSetString("by", lua.LString(by))
-	f.RawSetString("hidden", lua.LFalse)
-	if out.Error != "" {
-		f.RawSetString("error", lua.LString(out.Error))
-	}
-	if err := r.run(fr, luabind.Callback, h.postFail, 0, st.ToLua(rec), f); err != nil {
+	if err := r.run(fr, luabind.Callback, h.postFail, 0, st.ToLua(rec), failureTable(st, out, false)); err != nil {
 		i.e.log.Warn("post-fail hook failed", "program", r.program, "error", err)
 	}
 }

@@ -545,7 +545,7 @@ func (i *Instance) State(ctx context.Context, owner string) (any, int64, error) 
 	if err != nil {
 		return nil, 0, err
 	}
-	return deepCopy(st), rev, nil
+	return CopyPlain(st), rev, nil
 }
 
 // foldError is a failure of a fold; its text starts with its code.

@@ -213,7 +213,7 @@ func (c *chain) run() Outcome {
 	for c.attempt = 1; ; c.attempt++ {
 		c.marks = c.marks[:0]
 		c.retry, c.floorSaw, c.floorArgs = false, false, nil
-		out = c.step(0, deepCopy(c.raw))
+		out = c.step(0, CopyPlain(c.raw))
 		if !c.retry {
 			break
 		}
@@ -493,20 +493,7 @@ func (c *chain) postFail(out Outcome) Outcome {
 		} else {
 			call = c.record(r, c.floorArgs)
 		}
-		f := st.L.CreateTable(0, 4)
-		if out.Reason != "" {
-			f.RawSetString("reason", lua.LString(out.Reason))
-		}
-		by := out.RefusedBy
-		if out.Status == StatusFailed {
-			by = "error"
-		}
-		f.RawSetString("by", lua.LString(by))
-		f.RawSetString("hidden", lua.LBool(hidden))
-		if out.Error != "" {
-			f.RawSetString("error", lua.LString(out.Error))
-		}
-		err = r.run(fr, luabind.Callback, h.postFail, 0, call, f)
+		err = r.run(fr, luabind.Callback, h.postFail, 0, call, failureTable(st, out, hidden))
 		r.calls.put(call)
 		r.unlock(owned)
 		if err != nil {
@@ -514,6 +501,26 @@ func (c *chain) postFail(out Outcome) Outcome {
 		}
 	}
 	return out
+}
+
+// failureTable is the failure record a :post-fail handler gets (SPEC §10):
+// reason, by (the refused_by words; "error" when a step threw), hidden,
+// error; fields that do not apply are absent.
+func failureTable(st *luabind.State, out Outcome, hidden bool) *lua.LTable {
+	f := st.L.CreateTable(0, 4)
+	if out.Reason != "" {
+		f.RawSetString("reason", lua.LString(out.Reason))
+	}
+	by := out.RefusedBy
+	if out.Status == StatusFailed {
+		by = "error"
+	}
+	f.RawSetString("by", lua.LString(by))
+	f.RawSetString("hidden", lua.LBool(hidden))
+	if out.Error != "" {
+		f.RawSetString("error", lua.LString(out.Error))
+	}
+	return f
 }
 
 // outcomeTable converts an outcome for script; absent fields stay nil.
@@ -677,19 +684,20 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// deepCopy copies plain data so no step sees another's edits.
-func deepCopy(v any) any {
+// CopyPlain deep-copies plain data (lists and maps; other values are
+// shared), so no step sees another's edits.
+func CopyPlain(v any) any {
 	switch x := v.(type) {
 	case []any:
 		c := make([]any, len(x))
 		for k, e := range x {
-			c[k] = deepCopy(e)
+			c[k] = CopyPlain(e)
 		}
 		return c
 	case map[string]any:
 		c := make(map[string]any, len(x))
 		for k, e := range x {
-			c[k] = deepCopy(e)
+			c[k] = CopyPlain(e)
 		}
 		return c
 	}

@@ -105,20 +105,4 @@ func (h *fakeHost) tool(t HostTool) engine.HostTool {
 }
 
 // copyPlain deep-copies plain data.
-func copyPlain(v any) any {
-	switch x := v.(type) {
-	case []any:
-		c := make([]any, len(x))
-		for i, e := range x {
-			c[i] = copyPlain(e)
-		}
-		return c
-	case map[string]any:
-		c := make(map[string]any, len(x))
-		for k, e := range x {
-			c[k] = copyPlain(e)
-		}
-		return c
-	}
-	return v
-}
+var copyPlain = engine.CopyPlain
