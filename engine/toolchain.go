@@ -110,6 +110,25 @@ func (s *regSet) toolTable() *toolTable {
 
 // Tool runs one call through the tool chain (SPEC §4).
 func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
+	// R4.2, the fast path: a host tool no guard or hook matches, inside
+	// the ceiling, no turn to journal, and the default floor (which cannot
+	// refuse an unmarked call): only the core runs. No script, no allocation.
+	if set := i.cur.Load(); set != nil {
+		if t := set.tools.Load(); t != nil && t.gen == i.e.toolsGen.Load() {
+			if te := t.m[c.Path]; te != nil && te.fast && te.allowed && i.e.markFloor && i.sess.quiet() {
+				res, err := te.host.Core(ctx, c.Args)
+				if err != nil {
+					return Outcome{Status: StatusFailed, Error: err.Error()}
+				}
+				return Outcome{Status: StatusOK, Result: res}
+			}
+		}
+	}
+	return i.tool(ctx, c)
+}
+
+// tool is every other call: the ceiling, the floor, the chain, the journal.
+func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	set := i.cur.Load()
 	if set == nil {
 		return Outcome{Status: StatusFailed, Error: "instance " + i.id + " is not running"}
@@ -122,10 +141,8 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 		return Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
 	}
 	if te.fast && i.sess.quiet() { // R4.2: no guard or hook matches: floor, then core
-		if !i.e.markFloor {
-			if reason, refused := i.e.floor(ctx, FloorCall{Instance: i.id, Path: c.Path, Args: c.Args}); refused {
-				return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
-			}
+		if reason, refused := i.e.floor(ctx, FloorCall{Instance: i.id, Path: c.Path, Args: c.Args}); refused {
+			return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
 		}
 		res, err := te.host.Core(ctx, c.Args)
 		if err != nil {
