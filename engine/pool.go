@@ -91,7 +91,7 @@ func (c *chain) record(r *registry, args any) *lua.LTable {
 	} else {
 		t.RawSetString("args", lua.LNil)
 	}
-	marks := st.NewList()
+	marks := st.NewListCap(len(c.marks))
 	for _, m := range c.marks {
 		marks.Append(lua.LString(m))
 	}
@@ -118,7 +118,7 @@ func fillOutcome(st *luabind.State, t *lua.LTable, o Outcome) {
 		t.RawSetString("result", lua.LNil)
 	}
 	if o.Status == StatusOK {
-		d := st.NewList()
+		d := st.NewListCap(len(o.Diagnostics))
 		for _, s := range o.Diagnostics {
 			d.Append(lua.LString(s))
 		}

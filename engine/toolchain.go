@@ -652,7 +652,7 @@ func fUnmark(s *luabind.State) int {
 // syncMarks refreshes call.marks of the call table the guard was given.
 func syncMarks(s *luabind.State, gr *guardRun) {
 	if t, ok := s.L.Get(1).(*lua.LTable); ok {
-		marks := s.NewList()
+		marks := s.NewListCap(len(gr.c.marks))
 		for _, m := range gr.c.marks {
 			marks.Append(lua.LString(m))
 		}

@@ -56,8 +56,9 @@ func (b *budget) fire() {
 	if b.fired || !b.running {
 		return
 	}
-	if rem := time.Until(b.deadline); rem > 0 {
-		b.arm(rem)
+	now := time.Now()
+	if rem := b.deadline.Sub(now); rem > 0 {
+		b.arm(now, rem)
 		return
 	}
 	b.fired = true
@@ -65,8 +66,8 @@ func (b *budget) fire() {
 }
 
 // arm makes sure the timer fires no later than d from now.
-func (b *budget) arm(d time.Duration) {
-	at := time.Now().Add(d)
+func (b *budget) arm(now time.Time, d time.Duration) {
+	at := now.Add(d)
 	switch {
 	case b.timer == nil:
 		b.timer = time.AfterFunc(d, b.fire)
@@ -84,29 +85,30 @@ func (b *budget) arm(d time.Duration) {
 }
 
 // startLocked starts the top frame's clock.
-func (b *budget) startLocked() {
+func (b *budget) startLocked(now time.Time) {
 	rem := b.frames[len(b.frames)-1]
 	b.running = true
-	b.deadline = time.Now().Add(rem)
-	b.arm(rem)
+	b.deadline = now.Add(rem)
+	b.arm(now, rem)
 }
 
 // pauseLocked stops the top frame's clock, keeping what remains.
-func (b *budget) pauseLocked() {
+func (b *budget) pauseLocked(now time.Time) {
 	if !b.running {
 		return
 	}
 	b.running = false
-	b.frames[len(b.frames)-1] = time.Until(b.deadline)
+	b.frames[len(b.frames)-1] = b.deadline.Sub(now)
 }
 
 // enter opens a frame; it reports whether it is the outermost one.
 func (b *budget) enter() bool {
+	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.pauseLocked()
+	b.pauseLocked(now)
 	b.frames = append(b.frames, b.limit)
-	b.startLocked()
+	b.startLocked(now)
 	return len(b.frames) == 1
 }
 
@@ -115,7 +117,9 @@ func (b *budget) enter() bool {
 func (b *budget) exit() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.pauseLocked()
+	if b.running {
+		b.running = false // the frame is dropped: what remained does not matter
+	}
 	b.frames = b.frames[:len(b.frames)-1]
 	if len(b.frames) == 0 && b.fired {
 		b.fired = false
@@ -126,8 +130,9 @@ func (b *budget) exit() bool {
 
 // suspend stops the clock while the script waits for host work.
 func (b *budget) suspend() {
+	now := time.Now()
 	b.mu.Lock()
-	b.pauseLocked()
+	b.pauseLocked(now)
 	b.mu.Unlock()
 }
 
@@ -138,16 +143,17 @@ func (b *budget) resume() {
 	if len(b.frames) == 0 || b.running {
 		return
 	}
+	now := time.Now()
 	if b.frames[len(b.frames)-1] <= 0 {
 		b.running = true
-		b.deadline = time.Now()
+		b.deadline = now
 		if !b.fired {
 			b.fired = true
 			close(b.done)
 		}
 		return
 	}
-	b.startLocked()
+	b.startLocked(now)
 }
 
 func (b *budget) close() {

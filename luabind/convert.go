@@ -89,6 +89,14 @@ func (s *State) NewList() *lua.LTable {
 	return t
 }
 
+// NewListCap returns an empty list with room for n elements (gopher-lua
+// otherwise grows a list's first element into room for 32).
+func (s *State) NewListCap(n int) *lua.LTable {
+	t := s.L.CreateTable(n, 0)
+	t.Metatable = s.ListMeta
+	return t
+}
+
 // DataError says where a value is not plain data.
 type DataError struct {
 	Path string
