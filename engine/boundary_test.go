@@ -291,3 +291,40 @@ func BenchmarkRoundEmpty(b *testing.B) {
 		}
 	}
 }
+
+// R2.6: work started during a turn keeps the registries it started with
+// after a re-attunement; the old registries are released when the last work
+// holding them ends.
+func TestWorkKeepsItsRegistries(t *testing.T) {
+	ctx := context.Background()
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"a\"]\n[bots.worker]\nbehaviors = [\"a\"]\n", map[string]string{"a.lua": `
+guard.tool("t/*", function(c, invoke) local o = invoke() o.result = "v1" return o end)
+hook.tool("t/*", {post = function(c, o) return "v1 hook" end})`})
+	e.RegisterTool(echoTool("t/x"))
+	p := start(t, e, "p", "main")
+	ok(t)(p.BeginTurn(ctx, TurnInput{}))
+	child, err := p.Spawn(ctx, SpawnOptions{ID: "c", Bot: "worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := p.cur.Load()
+	e.packs[0].FS.(fsMap)["a.lua"].Data = []byte(`hook.tool("t/*", {post = function(c, o) return "v2 hook" end})`)
+	if err := p.Attune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// the running turn and the child keep what they started with
+	if out := p.Tool(ctx, ToolCall{Path: "t/x"}); out.Diagnostics[0] != "v1 hook" {
+		t.Fatalf("the running turn switched: %+v", out)
+	}
+	ok(t)(p.EndTurn(ctx))
+	ok(t)(p.BeginTurn(ctx, TurnInput{}))
+	if out := p.Tool(ctx, ToolCall{Path: "t/x"}); out.Diagnostics[0] != "v2 hook" {
+		t.Fatalf("the next turn kept the old pin: %+v", out)
+	}
+	if out := child.Tool(ctx, ToolCall{Path: "t/x"}); out.Diagnostics[0] != "v1 hook" {
+		t.Fatalf("the child lost its registries: %+v", out)
+	}
+	if old.refs.Load() != 0 || old.regs != nil {
+		t.Fatalf("the parent's old registries are still held: refs %d", old.refs.Load())
+	}
+}
