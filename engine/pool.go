@@ -71,10 +71,19 @@ func keysEverSet(t *lua.LTable) int {
 	return reflect.ValueOf(t).Elem().Field(k).Len()
 }
 
+// set sets a record field unless it holds that value already: a recycled
+// record often does (the same path, instance, status), and reading a
+// gopher-lua field costs one map lookup where writing costs two.
+func set(t *lua.LTable, key string, v lua.LValue) {
+	if t.RawGetString(key) != v {
+		t.RawSetString(key, v)
+	}
+}
+
 // setOpt sets a record field, or clears it when the value is absent.
 func setOpt(t *lua.LTable, key, v string) {
 	if v == "" {
-		t.RawSetString(key, lua.LNil)
+		set(t, key, lua.LNil)
 		return
 	}
 	t.RawSetString(key, lua.LString(v))
@@ -85,20 +94,20 @@ func setOpt(t *lua.LTable, key, v string) {
 func (c *chain) record(r *registry, args any) *lua.LTable {
 	st := r.st
 	t := r.calls.get(st.L, callFields)
-	t.RawSetString("path", c.te.pathLV)
+	set(t, "path", c.te.pathLV)
 	if args != nil {
 		t.RawSetString("args", st.ToLua(args))
 	} else {
-		t.RawSetString("args", lua.LNil)
+		set(t, "args", lua.LNil)
 	}
 	marks := st.NewListCap(len(c.marks))
 	for _, m := range c.marks {
 		marks.Append(lua.LString(m))
 	}
 	t.RawSetString("marks", marks)
-	t.RawSetString("attempt", number(c.attempt))
-	t.RawSetString("instance", c.i.idLV)
-	t.RawSetString("call_id", c.callIDLV)
+	set(t, "attempt", number(c.attempt))
+	set(t, "instance", c.i.idLV)
+	set(t, "call_id", c.callIDLV)
 	return t
 }
 
@@ -111,11 +120,11 @@ func outcomeRecord(r *registry, o Outcome) *lua.LTable {
 }
 
 func fillOutcome(st *luabind.State, t *lua.LTable, o Outcome) {
-	t.RawSetString("status", statusLV(o.Status))
+	set(t, "status", statusLV(o.Status))
 	if o.Result != nil {
 		t.RawSetString("result", st.ToLua(o.Result))
 	} else {
-		t.RawSetString("result", lua.LNil)
+		set(t, "result", lua.LNil)
 	}
 	if o.Status == StatusOK {
 		d := st.NewListCap(len(o.Diagnostics))
@@ -124,7 +133,7 @@ func fillOutcome(st *luabind.State, t *lua.LTable, o Outcome) {
 		}
 		t.RawSetString("diagnostics", d)
 	} else {
-		t.RawSetString("diagnostics", lua.LNil)
+		set(t, "diagnostics", lua.LNil)
 	}
 	setOpt(t, "reason", o.Reason)
 	setOpt(t, "refused_by", o.RefusedBy)

@@ -181,6 +181,8 @@ type chain struct {
 	th        thread
 	callIDLV  lua.LValue
 	grs       [4]guardRun // the first guards' runs, without an allocation each
+	frs       [6]frame    // the first frames of the chain, likewise
+	nfrs      int
 	floorSaw  bool
 	floorArgs any
 	retry     bool
@@ -246,11 +248,23 @@ func (c *chain) run() Outcome {
 	return out
 }
 
-// frame returns the frame of one registration of this chain.
+// frame returns the frame of one registration of this chain; the first
+// ones come from the chain itself (a frame lives no longer than its call).
 func (c *chain) frame(r *registry, d *decl) *frame {
-	fr := c.parent.child(c.ctx, c.i, r, d, c.callID)
-	fr.seq = &c.seq
-	fr.thread = c.thread
+	var fr *frame
+	if c.nfrs < len(c.frs) {
+		fr = &c.frs[c.nfrs]
+		c.nfrs++
+	} else {
+		fr = new(frame)
+	}
+	p := c.parent
+	*fr = frame{parent: p, ctx: c.ctx, inst: c.i, reg: r, decl: d, callID: c.callID, seq: &c.seq, thread: c.thread}
+	if p != nil {
+		fr.hostAuthority = p.hostAuthority
+		fr.depth = p.depth + 1
+		fr.notes = p.notes
+	}
 	return fr
 }
 
