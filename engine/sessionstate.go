@@ -37,7 +37,7 @@ type sessionState struct {
 }
 
 func (e *Engine) openSession(ctx context.Context, i *Instance) (*sessionState, error) {
-	s := &sessionState{i: i, j: session.OpenJournal(e.st, i.rec.Session), book: session.NewBook(i.rec.Session)}
+	s := &sessionState{i: i, j: session.OpenJournal(e.st, i.rec.Session, i.id), book: session.NewBook(noteSpace(i))}
 	entries, err := s.j.Entries(ctx)
 	if err != nil {
 		return nil, err
@@ -108,10 +108,12 @@ func (s *sessionState) flush(ctx context.Context) error {
 	return s.j.Flush(ctx)
 }
 
-// boundaryID is the deterministic call id of a boundary, so replay and
-// call-id replay of methods see the same ids.
+// boundaryID is the deterministic call id of a boundary (session,
+// instance, rollback generation, turn, round, phase), so replay and call-id
+// replay of methods see the same ids, and two instances of one session
+// never share one.
 func (s *sessionState) boundaryID(kind, phase string) string {
-	return s.i.rec.Session + ":g" + strconv.Itoa(s.gen) + ":t" + strconv.Itoa(s.turn) + ":r" + strconv.Itoa(s.round) + ":" + kind + "-" + phase
+	return s.i.rec.Session + "/" + s.i.id + ":g" + strconv.Itoa(s.gen) + ":t" + strconv.Itoa(s.turn) + ":r" + strconv.Itoa(s.round) + ":" + kind + "-" + phase
 }
 
 // replayer answers the host's part of a replay from the journal (R3.10).
@@ -258,3 +260,7 @@ func (s *sessionState) emit(notes []session.Note) {
 		s.record(session.Entry{Type: session.Emit, Note: &c})
 	}
 }
+
+// noteSpace prefixes the ids of an instance's notes: its session and its
+// id, so two instances the host puts in one session never share an id.
+func noteSpace(i *Instance) string { return i.rec.Session + "/" + i.id }

@@ -79,12 +79,14 @@ type Journal struct {
 	buf []Entry
 }
 
-// LogName is the store log of a session's journal.
-func LogName(session string) string { return "journal/" + session }
+// LogName is the store log of one instance's journal of a session. Two
+// instances the host puts in one session share its owners, not their
+// journals: each replays and hydrates its own turns.
+func LogName(session, instance string) string { return "journal/" + session + "/" + instance }
 
-// OpenJournal opens a session's journal.
-func OpenJournal(st store.Store, session string) *Journal {
-	return &Journal{st: st, log: LogName(session)}
+// OpenJournal opens an instance's journal of a session.
+func OpenJournal(st store.Store, session, instance string) *Journal {
+	return &Journal{st: st, log: LogName(session, instance)}
 }
 
 // Add buffers an entry.

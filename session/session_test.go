@@ -81,11 +81,11 @@ func TestMerge(t *testing.T) {
 func TestJournalRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	st := store.NewMemory()
-	j := OpenJournal(st, "s1")
+	j := OpenJournal(st, "s1", "i1")
 	out := "reply"
 	j.Add(Entry{Type: TurnBegin, Turn: 1, Input: "hi", Status: "ok"})
 	j.Add(Entry{Type: RoundEnd, Turn: 1, Round: 1, Output: &out, Continue: true})
-	if n, _ := st.Length(ctx, LogName("s1")); n != 0 {
+	if n, _ := st.Length(ctx, LogName("s1", "i1")); n != 0 {
 		t.Fatal("entries written before a flush")
 	}
 	got, err := j.Entries(ctx)
