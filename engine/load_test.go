@@ -89,3 +89,16 @@ func TestUnselectedNeverRuns(t *testing.T) {
 		t.Fatalf("%d registries", n)
 	}
 }
+
+// R1.8: a validate/configuration handler written in the forms refuses with
+// a message by returning it.
+func TestValidateInForms(t *testing.T) {
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"v\"]\n[bots.main.config.v]\nloops = 0\n", map[string]string{"v.scm": `
+(validate/configuration
+  (lambda (c)
+    (if (< (get c "loops") 1) "loops must be at least 1" #t)))`})
+	_, err := e.Start(context.Background(), StartOptions{ID: "a", Bot: "main"})
+	if err == nil || !strings.Contains(err.Error(), "program v: validate/configuration refused: loops must be at least 1") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -149,13 +149,25 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 	return r, nil
 }
 
+// validate runs one validate/configuration handler (R1.8): true accepts;
+// false or nil refuses, with the message given as a second value; a string
+// returned alone refuses with that message (the Scheme-style forms return
+// one value); a throw refuses with the error.
 func (r *registry) validate(fr *frame, v *lua.LFunction) (bool, string, error) {
 	L := r.st.L
-	if err := r.call(fr, luabind.Callback, v, 2, r.st.Copy(r.cfgLua)); err != nil {
+	owned, err := r.lock(fr)
+	if err != nil {
+		return false, "", err
+	}
+	defer r.unlock(owned)
+	if err := r.run(fr, luabind.Callback, v, 2, r.st.Copy(r.cfgLua)); err != nil {
 		return false, "", err
 	}
 	ok, msg := L.Get(-2), L.Get(-1)
 	L.Pop(2)
+	if s, isStr := ok.(lua.LString); isStr {
+		return false, string(s), nil
+	}
 	m := ""
 	if s, isStr := msg.(lua.LString); isStr {
 		m = string(s)
