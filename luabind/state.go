@@ -280,6 +280,11 @@ func (s *State) Close() {
 
 // globalsMeta builds a protected metatable whose __index is one shared
 // table holding base and extra.
+//
+// The first read of a name copies it into the state's own globals, so a
+// state pays for the names its script uses, once, and every later read is
+// a plain global read. (A script that sets such a global to nil reads the
+// shared one again, as before it was copied.)
 func globalsMeta(L *lua.LState, base map[string]lua.LValue, extra map[string]*lua.LFunction) *lua.LTable {
 	t := L.CreateTable(0, len(base)+len(extra))
 	for name, fn := range base {
@@ -289,7 +294,20 @@ func globalsMeta(L *lua.LState, base map[string]lua.LValue, extra map[string]*lu
 		t.RawSetString(name, fn)
 	}
 	m := L.CreateTable(0, 2)
-	m.RawSetString("__index", t)
+	m.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		g, ok := L.Get(1).(*lua.LTable)
+		k, isStr := L.Get(2).(lua.LString)
+		if !ok || !isStr {
+			L.Push(lua.LNil)
+			return 1
+		}
+		v := t.RawGetString(string(k))
+		if v != lua.LNil {
+			g.RawSetString(string(k), v)
+		}
+		L.Push(v)
+		return 1
+	}))
 	m.RawSetString("__metatable", lua.LFalse)
 	return m
 }
