@@ -73,10 +73,7 @@ func NewLibrary(funcs []*Func) *Library {
 		if !ok {
 			t = L.CreateTable(0, 8)
 			tables[parts[0]] = t
-			m := L.CreateTable(0, 2)
-			m.RawSetString("__index", t)
-			m.RawSetString("__metatable", lua.LFalse)
-			lib.spaces[parts[0]] = m
+			lib.spaces[parts[0]] = copyOnRead(L, t)
 		}
 		t.RawSetString(parts[1], fn)
 	}

@@ -178,11 +178,7 @@ func buildLibs() *libs {
 	}))
 	out.str = str
 	for _, name := range []string{"string", "table", "math"} {
-		t := g.RawGetString(name).(*lua.LTable)
-		m := L.CreateTable(0, 2)
-		m.RawSetString("__index", t)
-		m.RawSetString("__metatable", lua.LFalse)
-		out.proxies[name] = m
+		out.proxies[name] = copyOnRead(L, g.RawGetString(name).(*lua.LTable))
 	}
 	out.gmeta = globalsMeta(L, out.base, nil)
 	out.strMeta = L.CreateTable(0, 2)
@@ -293,6 +289,12 @@ func globalsMeta(L *lua.LState, base map[string]lua.LValue, extra map[string]*lu
 	for name, fn := range extra {
 		t.RawSetString(name, fn)
 	}
+	return copyOnRead(L, t)
+}
+
+// copyOnRead returns a protected metatable whose __index reads shared
+// table t and copies what it finds into the per-state table it indexes.
+func copyOnRead(L *lua.LState, t *lua.LTable) *lua.LTable {
 	m := L.CreateTable(0, 2)
 	m.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		g, ok := L.Get(1).(*lua.LTable)
