@@ -17,8 +17,13 @@
 //     exactly one ambient while script runs.
 //   - Func: a script-visible engine function declared as data (its dotted
 //     name, the ambients that allow it, whether it leaves the script for host
-//     work). Install puts a set of Funcs into a State; the dispatch wrapper is
-//     the single place that enforces ambients and the time budget.
+//     work). A Library builds a set of Funcs once for every state; Open puts
+//     it into a State. The dispatch wrapper is the single place that enforces
+//     ambients and pauses the time budget for host work.
+//   - Sharing: the standard libraries and a Library's functions are built
+//     once and shared read-only by every state, behind per-state tables with
+//     protected metatables; the first read of a name copies it into the
+//     state. A state costs about 15 KiB and 15 µs.
 //   - Budget: a callback that runs past its limit is cancelled with
 //     "cancelled: time budget"; time spent outside the script (host tools,
 //     nested chains, method calls) is not counted against it.
