@@ -58,6 +58,7 @@ func NewLibrary(funcs []*Func) *Library {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	lib := &Library{top: map[string]*lua.LFunction{}, spaces: map[string]*lua.LTable{}, funcs: map[*Func]*lua.LFunction{}}
 	tables := map[string]*lua.LTable{}
+	callback := map[string]bool{}
 	for _, f := range funcs {
 		fn := L.NewFunction(sharedFunc(f))
 		lib.funcs[f] = fn
@@ -73,9 +74,23 @@ func NewLibrary(funcs []*Func) *Library {
 		if !ok {
 			t = L.CreateTable(0, 8)
 			tables[parts[0]] = t
-			lib.spaces[parts[0]] = copyOnRead(L, t)
 		}
 		t.RawSetString(parts[1], fn)
+		if !f.Register {
+			callback[parts[0]] = true
+		}
+	}
+	for name, t := range tables {
+		if callback[name] {
+			// read in callbacks, again and again: copy on the first read
+			lib.spaces[name] = copyOnRead(L, t)
+			continue
+		}
+		// register forms are read once, at the top level: read through
+		m := L.CreateTable(0, 2)
+		m.RawSetString("__index", t)
+		m.RawSetString("__metatable", lua.LFalse)
+		lib.spaces[name] = m
 	}
 	lib.gmeta = globalsMeta(L, shared().base, lib.top)
 	return lib
