@@ -65,7 +65,9 @@ func (s *State) scriptError(err error, cancelled bool) error {
 		se.Msg = api.Error()
 	default:
 		se.Value = v
-		se.Msg = "error object: " + lua.LVAsString(s.L.ToStringMeta(v))
+		// No metamethod runs here: the callback is over and its budget with
+		// it, so a __tostring could run forever.
+		se.Msg = "error object: " + luabindTypeOf(v)
 		if t, ok := v.(*lua.LTable); ok {
 			if m, ok := t.RawGetString("message").(lua.LString); ok {
 				se.Msg = string(m)
@@ -90,4 +92,13 @@ func (s *State) Resume() { s.budget.resume() }
 // Go function, or "".
 func (s *State) Where() string {
 	return s.L.Where(1)
+}
+
+// luabindTypeOf describes a raised non-string value without running script.
+func luabindTypeOf(v lua.LValue) string {
+	switch x := v.(type) {
+	case lua.LNumber, lua.LBool:
+		return x.String()
+	}
+	return TypeName(v)
 }

@@ -209,3 +209,24 @@ func TestSharedLibrariesIsolated(t *testing.T) {
 		t.Fatalf("setmetatable on a library: %v", err)
 	}
 }
+
+// A raised value's __tostring never runs outside the callback's budget.
+func TestErrorObjectNotStringified(t *testing.T) {
+	s := NewState(Options{Budget: 50 * time.Millisecond})
+	defer s.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(t, s, Callback, `error(setmetatable({}, {__tostring = function() while true do end end}))`)
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "error object: table") {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a __tostring metamethod ran outside the budget")
+	}
+	if err := run(t, s, Callback, `error({message = "structured"})`); err == nil || err.Error() != "structured" {
+		t.Fatalf("got %v", err)
+	}
+}
