@@ -219,7 +219,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	if i.closed.Load() {
 		return BoundaryResult{}, fmt.Errorf("instance %s is not running", i.id)
 	}
-	s := i.sess
+	s := i.sess.Load()
 	if s.inTurn {
 		return BoundaryResult{}, fmt.Errorf("turn %d of %s is still open: end it first", s.turn, i.id)
 	}
@@ -277,7 +277,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	s := i.sess
+	s := i.sess.Load()
 	if !s.inTurn {
 		return BoundaryResult{}, fmt.Errorf("%s has no open turn: begin a turn first", i.id)
 	}
@@ -329,7 +329,7 @@ func (i *Instance) EndRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 }
 
 func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, error) {
-	s := i.sess
+	s := i.sess.Load()
 	if !s.inRound {
 		return BoundaryResult{}, fmt.Errorf("%s has no open round", i.id)
 	}
@@ -365,7 +365,7 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResult, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	s := i.sess
+	s := i.sess.Load()
 	if !s.inTurn {
 		return BoundaryResult{}, fmt.Errorf("%s has no open turn", i.id)
 	}
@@ -411,7 +411,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 // Consume places one note into a model call on the host's behalf;
 // a consumed or expired note is an error (R3.7).
 func (i *Instance) Consume(ctx context.Context, id string) error {
-	s := i.sess
+	s := i.sess.Load()
 	if err := s.book.Consume(id); err != nil {
 		return err
 	}
@@ -421,7 +421,7 @@ func (i *Instance) Consume(ctx context.Context, id string) error {
 
 // Turn reports the open turn and round (0 when none).
 func (i *Instance) Turn() (turn, round int, inTurn, inRound bool) {
-	s := i.sess
+	s := i.sess.Load()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.turn, s.round, s.inTurn, s.inRound

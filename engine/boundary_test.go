@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -327,4 +328,52 @@ hook.tool("t/*", {post = function(c, o) return "v1 hook" end})`})
 	if old.refs.Load() != 0 || old.regs != nil {
 		t.Fatalf("the parent's old registries are still held: refs %d", old.refs.Load())
 	}
+}
+
+// A host may call tools from several goroutines while another drives the
+// boundaries, hydrates or rolls back (run under -race).
+func TestConcurrentHostCalls(t *testing.T) {
+	ctx := context.Background()
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"a\"]\nceiling = [\"read\"]\n", map[string]string{"a.lua": `
+hook.tool("t/hooked", {post = function(c, o) notify("saw " .. tostring(o.result)) end})
+hook.round("end", function(b) notify("round " .. b.round) end)`})
+	e.RegisterTool(echoTool("t/x", "read"))
+	e.RegisterTool(echoTool("t/hooked", "read"))
+	i := start(t, e, "a", "main")
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := 0; g < 3; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				path := "t/x"
+				if k%2 == 0 {
+					path = "t/hooked"
+				}
+				if out := i.Tool(ctx, ToolCall{Path: path, Args: float64(k)}); out.Status != StatusOK {
+					t.Errorf("goroutine %d call %d: %+v", g, k, out)
+					return
+				}
+			}
+		}(g)
+	}
+	for turn := 0; turn < 20; turn++ {
+		ok(t)(i.BeginTurn(ctx, TurnInput{}))
+		ok(t)(i.BeginRound(ctx))
+		ok(t)(i.EndRound(ctx, RoundEnd{}))
+		if turn%5 == 0 {
+			if err := i.Hydrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ok(t)(i.EndTurn(ctx))
+	}
+	close(stop)
+	wg.Wait()
 }

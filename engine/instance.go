@@ -69,7 +69,7 @@ type Instance struct {
 	ceiling map[string]bool
 	nonce   string
 	callSeq atomic.Int64
-	sess    *sessionState
+	sess    atomic.Pointer[sessionState] // replaced by hydrate and rollback
 	closed  atomic.Bool
 }
 
@@ -170,12 +170,13 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 		set.release()
 		return nil, err
 	}
-	i.sess, err = e.openSession(ctx, i)
+	sess, err := e.openSession(ctx, i)
+	i.sess.Store(sess)
 	if err != nil {
 		set.release()
 		return nil, err
 	}
-	if i.sess.inTurn && set.acquire() { // brought back in the middle of a turn
+	if i.sess.Load().inTurn && set.acquire() { // brought back in the middle of a turn
 		i.turnSet = set
 	}
 	e.mu.Lock()
@@ -229,8 +230,8 @@ func (i *Instance) release() {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.sess != nil {
-		_ = i.sess.flush(context.Background())
+	if i.sess.Load() != nil {
+		_ = i.sess.Load().flush(context.Background())
 	}
 	if s := i.cur.Swap(nil); s != nil {
 		s.release()

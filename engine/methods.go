@@ -89,7 +89,7 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 	}
 	mc := &methodCall{i: i, set: set, ctx: ctx, c: c, fresh: fresh}
 	out := mc.run()
-	if s := i.sess; s != nil && s.journaling.Load() {
+	if s := i.sess.Load(); s != nil && s.journaling.Load() {
 		s.record(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: c.Input, CallID: out.CallID, Auth: c.HostAuthority})
 		if err := s.flush(ctx); err != nil && out.Status == StatusOK {
 			out = MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Revision: out.Revision}
@@ -250,7 +250,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		case !errors.Is(err, store.ErrNotFound):
 			return failed("owner: " + err.Error())
 		}
-		if s := i.sess; s != nil && s.rp != nil {
+		if s := i.sess.Load(); s != nil && s.rp != nil {
 			return failed(fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name))
 		}
 	}

@@ -29,7 +29,7 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	if i.closed.Load() {
 		return ReplayResult{}, fmt.Errorf("instance %s is not running", i.id)
 	}
-	entries, err := i.sess.j.Entries(ctx)
+	entries, err := i.sess.Load().j.Entries(ctx)
 	if err != nil {
 		return ReplayResult{}, err
 	}
@@ -40,7 +40,7 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	// A shadow instance: same id, session and bot, fresh registries, not live.
 	sh := &Instance{e: i.e, rec: i.rec, id: i.id, idLV: i.idLV, bot: i.bot, ceiling: i.ceiling, nonce: "replay"}
 	rp := newReplayer(entries)
-	sh.sess = &sessionState{i: sh, j: i.sess.j, book: session.NewBook(i.rec.Session + ":replay"), rp: rp}
+	sh.sess.Store(&sessionState{i: sh, j: i.sess.Load().j, book: session.NewBook(i.rec.Session + ":replay"), rp: rp})
 	set, err := i.e.newSet(ctx, sh, p)
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", i.id, err)
@@ -50,12 +50,12 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	pinSHA, _ := set.pinBlob(ctx)
 	res := ReplayResult{}
 	for _, en := range entries {
-		sh.sess.gen = en.Gen
+		sh.sess.Load().gen = en.Gen
 		switch en.Type {
 		case session.Repin:
 			// the next turn-begin entry names the new pin
 		case session.TurnBegin:
-			if sh.sess.inTurn {
+			if sh.sess.Load().inTurn {
 				_, _ = sh.EndTurn(ctx)
 			}
 			if en.Pin != "" && en.Pin != pinSHA {
@@ -76,17 +76,17 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 			_, err = sh.BeginTurn(ctx, TurnInput{Input: en.Input, ContextFresh: en.ContextFresh})
 			res.Steps++
 		case session.RoundBegin:
-			if sh.sess.inTurn {
+			if sh.sess.Load().inTurn {
 				_, err = sh.BeginRound(ctx)
 				res.Steps++
 			}
 		case session.RoundEnd:
-			if sh.sess.inRound {
+			if sh.sess.Load().inRound {
 				_, err = sh.EndRound(ctx, RoundEnd{HostContinue: en.HostContinue, Output: en.Output})
 				res.Steps++
 			}
 		case session.TurnEnd:
-			if sh.sess.inTurn {
+			if sh.sess.Load().inTurn {
 				_, err = sh.EndTurn(ctx)
 				res.Steps++
 			}
@@ -142,7 +142,7 @@ func (i *Instance) Hydrate(ctx context.Context) error {
 		i.pending.release()
 		i.pending = nil
 	}
-	i.sess = sess
+	i.sess.Store(sess)
 	if sess.inTurn {
 		if set.acquire() {
 			i.turnSet = set
@@ -157,7 +157,7 @@ func (i *Instance) Hydrate(ctx context.Context) error {
 func (i *Instance) Rollback(ctx context.Context, toTurn int) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	entries, err := i.sess.j.Entries(ctx)
+	entries, err := i.sess.Load().j.Entries(ctx)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (i *Instance) Rollback(ctx context.Context, toTurn int) error {
 			gen = en.Gen
 		}
 	}
-	if err := i.sess.j.Truncate(ctx, cut); err != nil {
+	if err := i.sess.Load().j.Truncate(ctx, cut); err != nil {
 		return err
 	}
 	// The next boundaries get call ids of a new generation, so they never
@@ -196,7 +196,7 @@ func (i *Instance) Rollback(ctx context.Context, toTurn int) error {
 		i.turnSet.release()
 		i.turnSet = nil
 	}
-	i.sess = sess
+	i.sess.Store(sess)
 	if sess.inTurn {
 		if set, err := i.live(); err == nil {
 			i.turnSet = set
@@ -273,11 +273,11 @@ func (i *Instance) Command(ctx context.Context, name, text string) CommandResult
 	sink := &noteSink{phase: "command"}
 	fr.notes = sink
 	err = r.call(fr, luabind.Callback, r.command, 0, fr.ctxTable(), lua.LString(text))
-	i.sess.emit(sink.notes)
-	if i.sess.journaling.Load() {
-		i.sess.record(session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID})
+	i.sess.Load().emit(sink.notes)
+	if i.sess.Load().journaling.Load() {
+		i.sess.Load().record(session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID})
 	}
-	ferr := i.sess.flush(ctx)
+	ferr := i.sess.Load().flush(ctx)
 	if err != nil {
 		return CommandResult{Status: StatusFailed, Error: errText(err), Notes: sink.notes}
 	}

@@ -150,7 +150,7 @@ func (rp *replayer) next(m map[string][]session.Entry, key string) (session.Entr
 
 // hostRead answers admit/read: from the host, recorded; or from the journal in a replay.
 func (i *Instance) hostRead(ctx context.Context, key string) (any, error) {
-	if rp := i.sess.rp; rp != nil {
+	if rp := i.sess.Load().rp; rp != nil {
 		en, ok := rp.next(rp.reads, key)
 		if !ok {
 			return nil, fmt.Errorf("replay: the journal has no more deliveries for admit/read %q", key)
@@ -169,14 +169,14 @@ func (i *Instance) hostRead(ctx context.Context, key string) (any, error) {
 	if err != nil {
 		en.Error = err.Error()
 	}
-	i.sess.record(en)
+	i.sess.Load().record(en)
 	return v, err
 }
 
 // hostCore runs a host tool's core: recorded while a turn is open; answered
 // from the journal in a replay.
 func (i *Instance) hostCore(ctx context.Context, te *toolEntry, args any) (any, error) {
-	if rp := i.sess.rp; rp != nil {
+	if rp := i.sess.Load().rp; rp != nil {
 		en, ok := rp.next(rp.cores, te.path)
 		if !ok {
 			return nil, fmt.Errorf("replay: the journal has no more outcomes for tool %s", te.path)
@@ -187,12 +187,12 @@ func (i *Instance) hostCore(ctx context.Context, te *toolEntry, args any) (any, 
 		return en.Value, nil
 	}
 	res, err := te.host.Core(ctx, args)
-	if i.sess.journaling.Load() {
+	if i.sess.Load().journaling.Load() {
 		en := session.Entry{Type: session.Core, Path: te.path, Value: res}
 		if err != nil {
 			en.Error = err.Error()
 		}
-		i.sess.record(en)
+		i.sess.Load().record(en)
 	}
 	return res, err
 }
@@ -232,15 +232,15 @@ func fNotify(s *luabind.State) int {
 		kind = string(ks)
 	}
 	in := fr.inst
-	n := session.Note{ID: in.sess.book.NewID(), Kind: kind, Text: lua.LVAsString(s.L.ToStringMeta(text)), Program: r.program}
-	in.sess.mu.Lock()
-	n.Turn, n.Round = in.sess.turn, in.sess.round
-	in.sess.mu.Unlock()
+	n := session.Note{ID: in.sess.Load().book.NewID(), Kind: kind, Text: lua.LVAsString(s.L.ToStringMeta(text)), Program: r.program}
+	in.sess.Load().mu.Lock()
+	n.Turn, n.Round = in.sess.Load().turn, in.sess.Load().round
+	in.sess.Load().mu.Unlock()
 	if fr.notes != nil {
 		n.Phase = fr.notes.phase
 		fr.notes.notes = append(fr.notes.notes, n)
 	} else {
-		in.sess.emit([]session.Note{n})
+		in.sess.Load().emit([]session.Note{n})
 	}
 	s.L.Push(lua.LString(n.ID))
 	return 1

@@ -131,7 +131,7 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 					t.last.Store(te)
 				}
 			}
-			if te != nil && te.quick && i.sess.quiet() {
+			if te != nil && te.quick && i.sess.Load().quiet() {
 				res, err := te.core(ctx, c.Args)
 				if err != nil {
 					return Outcome{Status: StatusFailed, Error: err.Error()}
@@ -156,7 +156,7 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	if !te.allowed { // R4.1
 		return Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
 	}
-	if te.fast && i.sess.quiet() { // R4.2: no guard or hook matches: floor, then core
+	if te.fast && i.sess.Load().quiet() { // R4.2: no guard or hook matches: floor, then core
 		if reason, refused := i.e.floor(ctx, FloorCall{Instance: i.id, Path: c.Path, Args: c.Args}); refused {
 			return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
 		}
@@ -171,9 +171,9 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	}
 	defer set.release()
 	out := i.runChain(ctx, set, te, c, nil)
-	if i.sess.journaling.Load() {
-		i.sess.record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
-		if err := i.sess.flush(ctx); err != nil && out.Status == StatusOK {
+	if i.sess.Load().journaling.Load() {
+		i.sess.Load().record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
+		if err := i.sess.Load().flush(ctx); err != nil && out.Status == StatusOK {
 			out = Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID}
 		}
 	}
