@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 
+	lua "github.com/yuin/gopher-lua"
+
 	"attune/luabind"
 	"attune/session"
 )
@@ -68,7 +70,9 @@ func (b *bchain) step(k int) Outcome {
 		return Outcome{Status: StatusFailed, Error: errText(err)}
 	}
 	v, reason := verdictOther, ""
-	err = r.run(fr, luabind.Callback, g.fn, 1, st.ToLua(b.rec), r.invokeFn)
+	rt := recordTable(r, b.rec)
+	err = r.run(fr, luabind.Callback, g.fn, 1, rt, r.invokeFn)
+	r.recs.put(rt)
 	if gr.outTab != nil {
 		r.outs.put(gr.outTab)
 	}
@@ -92,12 +96,71 @@ func (b *bchain) step(k int) Outcome {
 	return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: fmt.Sprintf("guard at %s returned without calling invoke or refuse", g.pos)}
 }
 
+// recordTable fills a boundary record for one handler of registry r (each
+// gets its own copy, R3.2) from the registry's pool of records: a record
+// comes back when its handler returns (putRecord) and is reused unless the
+// handler added keys of its own.
+func recordTable(r *registry, rec map[string]any) *lua.LTable {
+	st := r.st
+	t := r.recs.get(st.L, boundaryFields)
+	for _, k := range boundaryFields {
+		v, ok := rec[k]
+		if !ok {
+			set(t, k, lua.LNil)
+			continue
+		}
+		switch x := v.(type) {
+		case lua.LValue:
+			set(t, k, x)
+		case bool:
+			set(t, k, lua.LBool(x))
+		case float64:
+			if x >= 0 && x < float64(len(lvSmall)) && x == float64(int(x)) {
+				set(t, k, lvSmall[int(x)])
+			} else {
+				t.RawSetString(k, lua.LNumber(x))
+			}
+		case string:
+			t.RawSetString(k, lua.LString(x))
+		default:
+			t.RawSetString(k, st.ToLua(v))
+		}
+	}
+	return t
+}
+
+// boundaryFields are the fields of a boundary record (SPEC §10).
+var boundaryFields = []string{"kind", "phase", "turn", "round", "instance", "session", "bot",
+	"input", "context_fresh", "activated", "host_continue", "output"}
+
+// Words of the boundary record, boxed once for every state.
+var (
+	lvTurn  lua.LValue = lua.LString("turn")
+	lvRound lua.LValue = lua.LString("round")
+	lvStart lua.LValue = lua.LString("start")
+	lvEnd   lua.LValue = lua.LString("end")
+)
+
+func boxedWord(s string) lua.LValue {
+	switch s {
+	case "turn":
+		return lvTurn
+	case "round":
+		return lvRound
+	case "start":
+		return lvStart
+	case "end":
+		return lvEnd
+	}
+	return lua.LString(s)
+}
+
 // record builds the boundary record of SPEC §10.
 func (s *sessionState) record0(kind, phase string) map[string]any {
 	i := s.i
 	m := map[string]any{
-		"kind": kind, "phase": phase, "turn": float64(s.turn), "round": float64(s.round),
-		"instance": i.id, "session": i.rec.Session, "bot": i.rec.Bot,
+		"kind": boxedWord(kind), "phase": boxedWord(phase), "turn": float64(s.turn), "round": float64(s.round),
+		"instance": i.idLV, "session": i.sessLV, "bot": i.botLV,
 		"context_fresh": s.fresh, "activated": false,
 	}
 	if s.input != nil {
@@ -130,7 +193,9 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 		fr.notes = &results[k].sink
 		owned, err := r.lock(fr)
 		if err == nil {
-			err = r.run(fr, luabind.Callback, h.fn, 0, r.st.ToLua(rec))
+			rt := recordTable(r, rec)
+			err = r.run(fr, luabind.Callback, h.fn, 0, rt)
+			r.recs.put(rt)
 			r.unlock(owned)
 		}
 		results[k].err = err
@@ -192,7 +257,9 @@ func (i *Instance) postFailBoundary(ctx context.Context, h *hookDecl, rec map[st
 		return
 	}
 	defer r.unlock(owned)
-	if err := r.run(fr, luabind.Callback, h.postFail, 0, st.ToLua(rec), failureTable(st, out, false)); err != nil {
+	rt := recordTable(r, rec)
+	defer r.recs.put(rt)
+	if err := r.run(fr, luabind.Callback, h.postFail, 0, rt, failureTable(st, out, false)); err != nil {
 		i.e.log.Warn("post-fail hook failed", "program", r.program, "error", err)
 	}
 }

@@ -377,3 +377,28 @@ hook.round("end", function(b) notify("round " .. b.round) end)`})
 	close(stop)
 	wg.Wait()
 }
+
+// R3.2: a boundary record is a copy for its handler alone, across
+// boundaries too: what one hook writes, no later hook or boundary sees.
+func TestBoundaryRecordsStayClean(t *testing.T) {
+	ctx := context.Background()
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"a\"]\n", map[string]string{"a.lua": `
+hook.round("end", function(b)
+  notify(tostring(b.mine) .. " " .. tostring(b.round) .. " " .. tostring(b.output))
+  b.mine = "left over"
+  b.round = 99
+  b.output = "changed"
+end)`})
+	i := start(t, e, "x", "main")
+	ok(t)(i.BeginTurn(ctx, TurnInput{}))
+	var got []string
+	for k := 0; k < 3; k++ {
+		ok(t)(i.BeginRound(ctx))
+		r := ok(t)(i.EndRound(ctx, RoundEnd{}))
+		got = append(got, r.Notes[0].Text)
+	}
+	want := []string{"nil 1 nil", "nil 2 nil", "nil 3 nil"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

@@ -59,7 +59,9 @@ type Instance struct {
 	rec  instanceRecord
 	id   string
 	idLV lua.LValue // id, boxed once
-	bot  *config.Bot
+	// session and bot, boxed once for boundary records
+	sessLV, botLV lua.LValue
+	bot           *config.Bot
 
 	mu      sync.Mutex // boundaries, attune, hydrate
 	cur     atomic.Pointer[regSet]
@@ -155,7 +157,7 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 	} else if err != nil {
 		return nil, err
 	}
-	i := &Instance{e: e, rec: *rec, id: id, idLV: lua.LString(id), bot: bot, ceiling: map[string]bool{},
+	i := &Instance{e: e, rec: *rec, id: id, idLV: lua.LString(id), sessLV: lua.LString(rec.Session), botLV: lua.LString(rec.Bot), bot: bot, ceiling: map[string]bool{},
 		nonce: strconv.FormatInt(time.Now().UnixNano(), 36)}
 	for _, c := range bot.Ceiling {
 		i.ceiling[c] = true

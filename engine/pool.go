@@ -17,6 +17,7 @@ import (
 // record that came back with keys of its own is not recycled.
 type tablePool struct {
 	free []*lua.LTable
+	keys int // the fields of the pool's records
 }
 
 // The fields of the two records. A fresh record is primed with all of its
@@ -26,10 +27,7 @@ var (
 	outcomeFields = []string{"status", "result", "diagnostics", "reason", "refused_by", "error"}
 )
 
-const (
-	poolSize   = 8
-	recordKeys = 6 // the most keys a call or outcome record has
-)
+const poolSize = 8
 
 func (p *tablePool) get(L *lua.LState, fields []string) *lua.LTable {
 	if n := len(p.free); n > 0 {
@@ -37,7 +35,8 @@ func (p *tablePool) get(L *lua.LState, fields []string) *lua.LTable {
 		p.free = p.free[:n-1]
 		return t
 	}
-	t := L.CreateTable(0, recordKeys)
+	p.keys = len(fields)
+	t := L.CreateTable(0, len(fields))
 	for _, f := range fields {
 		t.RawSetString(f, lua.LFalse)
 	}
@@ -45,7 +44,7 @@ func (p *tablePool) get(L *lua.LState, fields []string) *lua.LTable {
 }
 
 func (p *tablePool) put(t *lua.LTable) {
-	if t == nil || len(p.free) >= poolSize || t.Metatable != lua.LNil || t.Len() != 0 || keysEverSet(t) > recordKeys {
+	if t == nil || len(p.free) >= poolSize || t.Metatable != lua.LNil || t.Len() != 0 || keysEverSet(t) > p.keys {
 		return
 	}
 	p.free = append(p.free, t)
@@ -66,7 +65,7 @@ var keysField = sync.OnceValue(func() int {
 func keysEverSet(t *lua.LTable) int {
 	k := keysField()
 	if k < 0 {
-		return recordKeys + 1
+		return 1 << 30
 	}
 	return reflect.ValueOf(t).Elem().Field(k).Len()
 }

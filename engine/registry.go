@@ -51,6 +51,7 @@ type registry struct {
 	retryMT  *lua.LTable    // marks what retry() returns
 	calls    tablePool      // recycled call records
 	outs     tablePool      // recycled outcome records
+	recs     tablePool      // recycled boundary records
 }
 
 // decl is what every declaration has: an id on the lineage.

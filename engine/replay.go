@@ -38,7 +38,7 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", i.id, err)
 	}
 	// A shadow instance: same id, session and bot, fresh registries, not live.
-	sh := &Instance{e: i.e, rec: i.rec, id: i.id, idLV: i.idLV, bot: i.bot, ceiling: i.ceiling, nonce: "replay"}
+	sh := &Instance{e: i.e, rec: i.rec, id: i.id, idLV: i.idLV, sessLV: i.sessLV, botLV: i.botLV, bot: i.bot, ceiling: i.ceiling, nonce: "replay"}
 	rp := newReplayer(entries)
 	sh.sess.Store(&sessionState{i: sh, j: i.sess.Load().j, book: session.NewBook(i.rec.Session + ":replay"), rp: rp})
 	set, err := i.e.newSet(ctx, sh, p)
