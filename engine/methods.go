@@ -193,19 +193,33 @@ func (s *regSet) resolveMethod(o ownerRef, method string) (*methodDecl, error) {
 
 // granted reports whether a script caller may call m on o (R5.2): calls
 // from the owner's own program (the one that declares its reducer, or the
-// method) need no grant; others need OWNER.METHOD (OWNER as NAME, or as
-// NAME@SCOPE for that scope only) or the method's :grant among the bot's
-// grants.
+// method) need no grant; others need the grant the method requires: its
+// :grant G when it names one (another grant, in place of the default),
+// else OWNER.METHOD (OWNER as NAME, or as NAME@SCOPE for that scope only).
 func (s *regSet) granted(caller *registry, o ownerRef, m *methodDecl) bool {
 	if caller == o.rd.reg || caller == m.reg {
 		return true
 	}
 	for _, g := range s.inst.bot.Grants {
-		if g == o.name+"."+m.name || g == o.addr+"."+m.name || (m.grant != "" && g == m.grant) {
+		if m.grant != "" {
+			if g == m.grant {
+				return true
+			}
+			continue
+		}
+		if g == o.name+"."+m.name || g == o.addr+"."+m.name {
 			return true
 		}
 	}
 	return false
+}
+
+// grantNeeded names the grant a caller lacks, for the refusal.
+func grantNeeded(o ownerRef, m *methodDecl) string {
+	if m.grant != "" {
+		return m.grant
+	}
+	return o.name + "." + m.name
 }
 
 func (mc *methodCall) admitAndRun() MethodOutcome {
@@ -222,11 +236,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		return failed(err.Error())
 	}
 	if mc.caller != nil && !set.granted(mc.caller, o, m) { // R5.2
-		need := o.name + "." + m.name
-		if m.grant != "" {
-			need += " (or " + m.grant + ")"
-		}
-		return refused(ByGrant, fmt.Sprintf("bot %s (program %s) has no grant %s", i.rec.Bot, mc.caller.program, need))
+		return refused(ByGrant, fmt.Sprintf("bot %s (program %s) has no grant %s", i.rec.Bot, mc.caller.program, grantNeeded(o, m)))
 	}
 	stored, err := i.e.openOwner(ctx, o) // R2.8, R2.9
 	if err != nil {

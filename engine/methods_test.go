@@ -41,8 +41,8 @@ define.reducer("caller", function(s) return s end)
 define.method("caller", "try", function(ctx, s, input) return try(input.owner, input.method, input.input) end)
 `
 
-// R5.2, R5.3: grants. OWNER.METHOD, OWNER@SCOPE.METHOD (one scope) or the
-// method's :grant; the owner's own program needs none; host calls are not
+// R5.2, R5.3: grants. OWNER.METHOD, OWNER@SCOPE.METHOD (one scope), or
+// the method's :grant in their place; the owner's own program needs none; host calls are not
 // subject to grants. From script, a refusal throws CODE: right after the
 // position prefix.
 func TestGrants(t *testing.T) {
@@ -53,6 +53,9 @@ grants = ["offload-write", "offload@global.search"]
 [bots.scout]
 behaviors = ["offload", "caller"]
 grants = ["offload.search"]
+[bots.sneak]
+behaviors = ["offload", "caller"]
+grants = ["offload.put"]
 `, map[string]string{"offload.lua": offloadLua, "caller.lua": callerLua})
 	w, s := start(t, e, "w", "writer"), start(t, e, "s", "scout")
 	try := func(i *Instance, owner, method string, input any) map[string]any {
@@ -64,8 +67,12 @@ grants = ["offload.search"]
 		t.Fatalf("writer put (by :grant): %v", r)
 	}
 	r := try(s, "offload", "put", map[string]any{"body": "x"})
-	if r["ok"] != false || !strings.HasPrefix(r["err"].(string), "caller.lua:3: grant: bot scout (program caller) has no grant offload.put (or offload-write)") {
+	if r["ok"] != false || !strings.HasPrefix(r["err"].(string), "caller.lua:3: grant: bot scout (program caller) has no grant offload-write") {
 		t.Fatalf("scout put: %v", r)
+	}
+	// a method's :grant names the grant it requires, in place of OWNER.METHOD
+	if r := try(start(t, e, "k", "sneak"), "offload", "put", map[string]any{"body": "x"}); r["ok"] != false || !strings.Contains(r["err"].(string), "grant: bot sneak (program caller) has no grant offload-write") {
+		t.Fatalf("sneak put with OWNER.METHOD only: %v", r)
 	}
 	if r := try(s, "offload", "search", "one"); r["ok"] != true || r["result"] != "fact one" {
 		t.Fatalf("scout search: %v", r)
