@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
@@ -166,4 +168,30 @@ function empty(n) for i = 1, n do end end`})
 			}
 		})
 	}
+}
+
+// BenchmarkToolOneGuardParallel: the one-guard call on one instance per
+// goroutine; ns/op against BenchmarkToolOneGuard gives the scaling across
+// instances (goal: >= 0.8 x cores x the one-instance rate).
+func BenchmarkToolOneGuardParallel(b *testing.B) {
+	e := testEngine(b, "[bots.main]\nbehaviors = [\"g\"]\nceiling = [\"read\"]\n",
+		map[string]string{"g.lua": `guard.tool("fs/read", function(c, invoke) return invoke() end)`})
+	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, a any) (any, error) { return a, nil }})
+	var n atomic.Int64
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i, err := e.Start(ctx, StartOptions{ID: fmt.Sprint("p", n.Add(1)), Bot: "main"})
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		call := ToolCall{Path: "fs/read", Args: "x", CallID: "c"}
+		for pb.Next() {
+			if i.Tool(ctx, call).Status != StatusOK {
+				b.Error("not ok")
+				return
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
@@ -216,8 +217,14 @@ type guardRun struct {
 	outTab  *lua.LTable
 }
 
+// chains are recycled: a chain is about 2 KB (its first frames and guard
+// runs live in it), and nothing refers to it once its call has returned.
+var chains = sync.Pool{New: func() any { return new(chain) }}
+
 func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame) Outcome {
-	ch := &chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args}
+	ch := chains.Get().(*chain)
+	defer chains.Put(ch)
+	*ch = chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args}
 	ch.thread = &ch.th
 	if parent != nil {
 		ch.thread = parent.thread
