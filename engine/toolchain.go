@@ -195,7 +195,6 @@ type chain struct {
 
 	seq       int64 // nested call ids under callID
 	thread    *thread
-	th        thread
 	callIDLV  lua.LValue
 	grs       [4]guardRun // the first guards' runs, without an allocation each
 	frs       [6]frame    // the first frames of the chain, likewise
@@ -225,9 +224,12 @@ func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c T
 	ch := chains.Get().(*chain)
 	defer chains.Put(ch)
 	*ch = chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args}
-	ch.thread = &ch.th
 	if parent != nil {
 		ch.thread = parent.thread
+	} else {
+		// a thread of its own, never recycled: other threads may still be
+		// looking at it (registry.lock) after this chain is done
+		ch.thread = new(thread)
 	}
 	if ch.callID == "" {
 		if parent != nil {
