@@ -196,8 +196,8 @@ type chain struct {
 	seq       int64 // nested call ids under callID
 	thread    *thread
 	callIDLV  lua.LValue
-	grs       [4]guardRun // the first guards' runs, without an allocation each
-	frs       [6]frame    // the first frames of the chain, likewise
+	grs       [3]guardRun // the first guards' runs, without an allocation each
+	frs       [5]frame    // the first frames of the chain, likewise
 	nfrs      int
 	floorSaw  bool
 	floorArgs any
