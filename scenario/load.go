@@ -310,6 +310,15 @@ func Parse(file string, data []byte) (sc *Scenario, err error) {
 			sc, err = nil, &LoadError{File: file, Msg: fmt.Sprintf("cannot decode: %v", r)}
 		}
 	}()
+	// The TOML parser's memory grows faster than the input with deep
+	// nesting: hostile files are refused before it runs.
+	if cerr := config.CheckSource(file, data); cerr != nil {
+		var ce *config.Error
+		if errors.As(cerr, &ce) {
+			return nil, &LoadError{File: file, Line: ce.Line, Msg: ce.Msg, err: cerr}
+		}
+		return nil, &LoadError{File: file, Msg: cerr.Error(), err: cerr}
+	}
 	var top map[string]toml.Primitive
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&top)
 	if err != nil {
