@@ -102,9 +102,17 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		*scriptPath = filepath.Join(cfg.Dir, "demo.toml")
 	}
 	var script demoScript
-	md, err := toml.DecodeFile(*scriptPath, &script)
+	data, err := os.ReadFile(*scriptPath)
+	if err == nil {
+		err = config.CheckSource(*scriptPath, data)
+	}
 	if err != nil {
-		fmt.Fprintln(stderr, config.SyntaxError(*scriptPath, nil, err))
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	md, err := toml.Decode(string(data), &script)
+	if err != nil {
+		fmt.Fprintln(stderr, config.SyntaxError(*scriptPath, data, err))
 		return 2
 	}
 	for _, k := range md.Undecoded() {
