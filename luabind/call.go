@@ -67,7 +67,7 @@ func (s *State) scriptError(err error, cancelled bool) error {
 		se.Value = v
 		// No metamethod runs here: the callback is over and its budget with
 		// it, so a __tostring could run forever.
-		se.Msg = "error object: " + luabindTypeOf(v)
+		se.Msg = "error object: " + describe(v)
 		if t, ok := v.(*lua.LTable); ok {
 			if m, ok := t.RawGetString("message").(lua.LString); ok {
 				se.Msg = string(m)
@@ -94,8 +94,8 @@ func (s *State) Where() string {
 	return s.L.Where(1)
 }
 
-// luabindTypeOf describes a raised non-string value without running script.
-func luabindTypeOf(v lua.LValue) string {
+// describe describes a raised non-string value without running script.
+func describe(v lua.LValue) string {
 	switch x := v.(type) {
 	case lua.LNumber, lua.LBool:
 		return x.String()

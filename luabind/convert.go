@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 
 	lua "github.com/yuin/gopher-lua"
@@ -210,14 +209,4 @@ func (s *State) copy(v lua.LValue, depth int) lua.LValue {
 	})
 	c.Metatable = t.Metatable
 	return c
-}
-
-// SortedKeys returns a map's keys in order (for deterministic output).
-func SortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

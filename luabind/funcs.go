@@ -130,47 +130,6 @@ func sharedFunc(f *Func) lua.LGFunction {
 	}
 }
 
-// Install makes funcs callable from this state's script only, as globals
-// or as fields of global tables ("define/tool" is define.tool). Prefer a
-// shared Library for functions every state has.
-func (s *State) Install(funcs []*Func) {
-	L := s.L
-	for _, f := range funcs {
-		fn := L.NewFunction(s.wrap(f))
-		parts := strings.Split(f.LuaName(), ".")
-		t := L.G.Global
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := t.RawGetString(p).(*lua.LTable)
-			if !ok {
-				next = L.CreateTable(0, 0)
-				t.RawSetString(p, next)
-			}
-			t = next
-		}
-		t.RawSetString(parts[len(parts)-1], fn)
-	}
-}
-
-// wrap is the choke point of a function installed in one state.
-func (s *State) wrap(f *Func) lua.LGFunction {
-	if f.Leaves {
-		return func(L *lua.LState) int {
-			if s.ambient&f.Ambients == 0 {
-				L.RaiseError("%s", AmbientError(f, s.ambient))
-			}
-			s.budget.suspend()
-			defer s.budget.resume()
-			return f.Fn(s)
-		}
-	}
-	return func(L *lua.LState) int {
-		if s.ambient&f.Ambients == 0 {
-			L.RaiseError("%s", AmbientError(f, s.ambient))
-		}
-		return f.Fn(s)
-	}
-}
-
 // ArgError raises "NAME: argument N: msg" at the script's position.
 func (s *State) ArgError(name string, n int, format string, args ...any) {
 	s.L.RaiseError("%s: argument %d: %s", name, n, fmt.Sprintf(format, args...))
@@ -229,10 +188,4 @@ func TypeName(v lua.LValue) string {
 		return "function"
 	}
 	return v.Type().String()
-}
-
-// NewFunc returns f as a Lua function value (not installed as a global),
-// passing through the same choke point as installed functions.
-func (s *State) NewFunc(f *Func) *lua.LFunction {
-	return s.L.NewFunction(s.wrap(f))
 }

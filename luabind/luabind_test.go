@@ -95,10 +95,10 @@ func TestBudgetCancels(t *testing.T) {
 func TestBudgetPausesForHostWork(t *testing.T) {
 	s := NewState(Options{Budget: 30 * time.Millisecond})
 	defer s.Close()
-	s.Install([]*Func{{Name: "host/slow", Ambients: Callback, Leaves: true, Fn: func(s *State) int {
+	s.Open(NewLibrary([]*Func{{Name: "host/slow", Ambients: Callback, Leaves: true, Fn: func(s *State) int {
 		time.Sleep(80 * time.Millisecond)
 		return 0
-	}}})
+	}}}))
 	if err := run(t, s, Callback, "host.slow() host.slow()"); err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +108,10 @@ func TestBudgetPausesForHostWork(t *testing.T) {
 func TestAmbients(t *testing.T) {
 	s := NewState(Options{})
 	defer s.Close()
-	s.Install([]*Func{
+	s.Open(NewLibrary([]*Func{
 		{Name: "define/tool", Ambients: Register, Register: true, Fn: func(*State) int { return 0 }},
 		{Name: "propose", Ambients: Callback, Fn: func(*State) int { return 0 }},
-	})
+	}))
 	if err := run(t, s, Register, "define.tool()"); err != nil {
 		t.Fatal(err)
 	}
