@@ -42,17 +42,25 @@ const maxDepth = 32
 // child returns a frame for registration d of r entered from f (f may be
 // nil: a call straight from the host).
 func (f *frame) child(ctx context.Context, inst *Instance, r *registry, d *decl, callID string) *frame {
-	c := &frame{parent: f, ctx: ctx, inst: inst, reg: r, decl: d, callID: callID}
+	c := &frame{ctx: ctx, inst: inst, reg: r, decl: d, callID: callID}
 	c.seq = &c.own
+	f.enter(c)
+	if f == nil {
+		c.thread = new(thread)
+	}
+	return c
+}
+
+// enter makes c a callee of f (nil: the host): c gets f as its parent and
+// inherits its thread, authority, depth and note sink.
+func (f *frame) enter(c *frame) {
+	c.parent = f
 	if f != nil {
 		c.thread = f.thread
 		c.hostAuthority = f.hostAuthority
 		c.depth = f.depth + 1
 		c.notes = f.notes
-	} else {
-		c.thread = new(thread)
 	}
-	return c
 }
 
 // onLineage counts how often registration id is on the lineage that led to
@@ -72,20 +80,6 @@ func (f *frame) onLineage(id string, base []string) int {
 	return n
 }
 
-// Lineage returns the registration ids and call ids that led to f, oldest
-// first (for diagnostics and spawned children).
-func (f *frame) Lineage() (regs, calls []string) {
-	for x := f; x != nil; x = x.parent {
-		if x.decl != nil {
-			regs = append([]string{x.decl.id}, regs...)
-		}
-		if len(calls) == 0 || calls[0] != x.callID {
-			calls = append([]string{x.callID}, calls...)
-		}
-	}
-	return regs, calls
-}
-
 // childCallID derives a nested call's id from its parent's (R5.7).
 func (f *frame) childCallID() string {
 	*f.seq++
@@ -97,9 +91,9 @@ func (f *frame) childCallID() string {
 func (f *frame) ctxTable() *lua.LTable {
 	L := f.reg.st.L
 	t := L.CreateTable(0, 5)
-	t.RawSetString("instance", lua.LString(f.inst.id))
-	t.RawSetString("session", lua.LString(f.inst.rec.Session))
-	t.RawSetString("bot", lua.LString(f.inst.rec.Bot))
+	t.RawSetString("instance", f.inst.idLV)
+	t.RawSetString("session", f.inst.sessLV)
+	t.RawSetString("bot", f.inst.botLV)
 	t.RawSetString("call_id", lua.LString(f.callID))
 	t.RawSetString("host_authority", lua.LBool(f.hostAuthority))
 	return t

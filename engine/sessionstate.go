@@ -81,12 +81,6 @@ func (s *sessionState) adopt(entries []session.Entry) {
 	s.journaling.Store(s.inTurn)
 }
 
-func (s *sessionState) turnOpen() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.inTurn
-}
-
 // quiet reports that nothing needs recording: no turn is open and no
 // replay runs (the fast path may skip the journal).
 func (s *sessionState) quiet() bool {

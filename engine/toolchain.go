@@ -283,13 +283,9 @@ func (c *chain) frame(r *registry, d *decl) *frame {
 	} else {
 		fr = new(frame)
 	}
-	p := c.parent
-	*fr = frame{parent: p, ctx: c.ctx, inst: c.i, reg: r, decl: d, callID: c.callID, seq: &c.seq, thread: c.thread}
-	if p != nil {
-		fr.hostAuthority = p.hostAuthority
-		fr.depth = p.depth + 1
-		fr.notes = p.notes
-	}
+	*fr = frame{ctx: c.ctx, inst: c.i, reg: r, decl: d, callID: c.callID, seq: &c.seq}
+	c.parent.enter(fr)
+	fr.thread = c.thread
 	return fr
 }
 
@@ -607,9 +603,6 @@ func outcomeTable(st *luabind.State, o Outcome) *lua.LTable {
 }
 
 // marker tables for refuse/retry, one metatable per state.
-func refuseMeta(st *luabind.State) lua.LValue { return regOf(st).refuseMT }
-func retryMeta(st *luabind.State) lua.LValue  { return regOf(st).retryMT }
-
 // verdict classifies what a guard returned: a refusal, a retry, or other.
 type verdict uint8
 
@@ -641,7 +634,7 @@ func guardVerdict(r *registry, ret lua.LValue) (verdict, string) {
 func fRefuse(s *luabind.State) int {
 	t := s.L.CreateTable(0, 1)
 	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
-	t.Metatable = refuseMeta(s)
+	t.Metatable = regOf(s).refuseMT
 	s.L.Push(t)
 	return 1
 }
@@ -649,7 +642,7 @@ func fRefuse(s *luabind.State) int {
 func fRetry(s *luabind.State) int {
 	t := s.L.CreateTable(0, 1)
 	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
-	t.Metatable = retryMeta(s)
+	t.Metatable = regOf(s).retryMT
 	s.L.Push(t)
 	return 1
 }
@@ -763,8 +756,10 @@ func CopyPlain(v any) any {
 // Boxed values shared by every state: a Lua string or number stored in an
 // interface costs an allocation, so the chain's constant ones are boxed once.
 var (
-	lvStatus = map[string]lua.LValue{StatusOK: lua.LString(StatusOK), StatusRefused: lua.LString(StatusRefused), StatusFailed: lua.LString(StatusFailed)}
-	lvSmall  = func() (out [16]lua.LValue) {
+	lvOK      lua.LValue = lua.LString(StatusOK)
+	lvRefused lua.LValue = lua.LString(StatusRefused)
+	lvFailed  lua.LValue = lua.LString(StatusFailed)
+	lvSmall              = func() (out [16]lua.LValue) {
 		for k := range out {
 			out[k] = lua.LNumber(k)
 		}
@@ -775,11 +770,11 @@ var (
 func statusLV(s string) lua.LValue {
 	switch s {
 	case StatusOK:
-		return lvStatus[StatusOK]
+		return lvOK
 	case StatusRefused:
-		return lvStatus[StatusRefused]
+		return lvRefused
 	case StatusFailed:
-		return lvStatus[StatusFailed]
+		return lvFailed
 	}
 	return lua.LString(s)
 }

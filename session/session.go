@@ -283,13 +283,6 @@ func (b *Book) Get(id string) (Note, bool) {
 	return *n, true
 }
 
-// Reset forgets every note (rollback rebuilds the book from the journal).
-func (b *Book) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.notes, b.byID, b.seq = nil, map[string]*Note{}, 0
-}
-
 // LoopEnd is what the host gets when a turn's loop ends: its own addenda
 // and the behaviors' notes, side by side; neither replaces the other (R3.8).
 type LoopEnd struct {
