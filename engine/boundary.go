@@ -306,7 +306,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	rec := s.record0("turn", "start")
 	callID := s.boundaryID("turn", "start")
 	s.journaling.Store(true)
-	b := &bchain{i: i, ctx: ctx, guards: set.turnGuards, rec: rec, callID: callID}
+	b := &bchain{i: i, ctx: ctx, guards: set.guards["turn"], rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status}
 	if s.rp == nil {
@@ -357,7 +357,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	s.mu.Unlock()
 	rec := s.record0("round", "start")
 	callID := s.boundaryID("round", "start")
-	b := &bchain{i: i, ctx: ctx, guards: set.roundGuards, rec: rec, callID: callID}
+	b := &bchain{i: i, ctx: ctx, guards: set.guards["round"], rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.RoundBegin, Turn: s.turn, Round: s.round, Status: out.Status}
 	if out.Status != StatusOK {

@@ -174,12 +174,10 @@ func fGuardBoundary(kind string) func(*luabind.State) int {
 	return func(s *luabind.State) int {
 		r := regOf(s)
 		fn := s.CheckFunction(form, 1)
-		g := &guardDecl{decl: r.newDecl(), fn: fn}
-		if kind == "turn" {
-			r.turnGuards = append(r.turnGuards, g)
-		} else {
-			r.roundGuards = append(r.roundGuards, g)
+		if r.bguards == nil {
+			r.bguards = map[string][]*guardDecl{}
 		}
+		r.bguards[kind] = append(r.bguards[kind], &guardDecl{decl: r.newDecl(), fn: fn})
 		return 0
 	}
 }
@@ -211,12 +209,8 @@ func fHookBoundary(kind string) func(*luabind.State) int {
 		}
 		fn := s.CheckFunction(form, 2)
 		o := s.OptTable(form, 3)
-		h := &hookDecl{decl: r.newDecl(), phase: phase, fn: fn, postFail: optFunc(s, form, o, "post_fail")}
-		if kind == "turn" {
-			r.turnHooks = append(r.turnHooks, h)
-		} else {
-			r.roundHooks = append(r.roundHooks, h)
-		}
+		r.bhooks = append(r.bhooks, &hookDecl{decl: r.newDecl(), phase: phase, boundary: kind + "/" + phase,
+			fn: fn, postFail: optFunc(s, form, o, "post_fail")})
 		return 0
 	}
 }

@@ -31,20 +31,18 @@ type registry struct {
 	holder atomic.Pointer[thread] // the thread holding sema (nil when free)
 	frames []*frame
 
-	tools       []*toolDecl
-	toolGuards  []*guardDecl
-	toolHooks   []*hookDecl
-	turnGuards  []*guardDecl
-	roundGuards []*guardDecl
-	turnHooks   []*hookDecl // phase in decl
-	roundHooks  []*hookDecl
-	reducers    []*reducerDecl
-	methods     []*methodDecl
-	subs        []*subDecl
-	requires    []string
-	validators  []*lua.LFunction
-	command     *lua.LFunction
-	decls       int
+	tools      []*toolDecl
+	toolGuards []*guardDecl
+	toolHooks  []*hookDecl
+	bguards    map[string][]*guardDecl // boundary guards by kind: "turn", "round"
+	bhooks     []*hookDecl             // boundary hooks, each with its boundary
+	reducers   []*reducerDecl
+	methods    []*methodDecl
+	subs       []*subDecl
+	requires   []string
+	validators []*lua.LFunction
+	command    *lua.LFunction
+	decls      int
 
 	invokeFn *lua.LFunction // the one invoke function of this state
 	refuseMT *lua.LTable    // marks what refuse() returns
@@ -81,6 +79,7 @@ type hookDecl struct {
 	decl
 	pattern  string // tool hooks
 	phase    string // boundary hooks: "start" or "end"
+	boundary string // boundary hooks: "turn/start", "round/end"...
 	fn       *lua.LFunction
 	pre      *lua.LFunction
 	post     *lua.LFunction

@@ -25,12 +25,11 @@ type regSet struct {
 	regs     []*registry
 	refs     atomic.Int64
 
-	turnGuards  []*guardDecl
-	roundGuards []*guardDecl
-	hooks       map[string][]*hookDecl // "turn/start", "round/end"...
-	reducers    map[string]*reducerDecl
-	methods     map[string]*methodDecl // "owner.method" by declared owner name
-	subs        []*subDecl
+	guards   map[string][]*guardDecl // boundary guards by kind, pin order then declaration
+	hooks    map[string][]*hookDecl  // "turn/start", "round/end"...
+	reducers map[string]*reducerDecl
+	methods  map[string]*methodDecl // "owner.method" by declared owner name
+	subs     []*subDecl
 
 	tools atomic.Pointer[toolTable]
 
@@ -64,7 +63,7 @@ var liveStates atomic.Int64
 // require (R1.9) and grants (R8.2). A failure closes what was loaded and
 // fails only this instance (R1.12).
 func (e *Engine) newSet(ctx context.Context, inst *Instance, p *pin.Pin) (*regSet, error) {
-	s := &regSet{engine: e, inst: inst, instance: inst.id, pin: p, hooks: map[string][]*hookDecl{},
+	s := &regSet{engine: e, inst: inst, instance: inst.id, pin: p, hooks: map[string][]*hookDecl{}, guards: map[string][]*guardDecl{},
 		reducers: map[string]*reducerDecl{}, methods: map[string]*methodDecl{}, commands: map[string]*registry{}}
 	s.refs.Store(1)
 	for _, pr := range p.Programs {
@@ -96,13 +95,11 @@ func (s *regSet) index() error {
 				return fmt.Errorf("require: %s needs %s, which this bot does not select", r.program, need)
 			}
 		}
-		s.turnGuards = append(s.turnGuards, r.turnGuards...)
-		s.roundGuards = append(s.roundGuards, r.roundGuards...)
-		for _, h := range r.turnHooks {
-			s.hooks["turn/"+h.phase] = append(s.hooks["turn/"+h.phase], h)
+		for kind, gs := range r.bguards {
+			s.guards[kind] = append(s.guards[kind], gs...)
 		}
-		for _, h := range r.roundHooks {
-			s.hooks["round/"+h.phase] = append(s.hooks["round/"+h.phase], h)
+		for _, h := range r.bhooks {
+			s.hooks[h.boundary] = append(s.hooks[h.boundary], h)
 		}
 		for _, d := range r.reducers {
 			if prev, dup := s.reducers[d.name]; dup {
