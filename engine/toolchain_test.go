@@ -44,6 +44,15 @@ func TestFastPathNoLua(t *testing.T) { // R4.2, R4.6
 	if !te.fast {
 		t.Fatal("fs/read should be on the fast path")
 	}
+	// no script runs and nothing is allocated: a call through the chain
+	// would allocate its records and boxed values
+	call := ToolCall{Path: "fs/read", Args: "x"}
+	if n := testing.AllocsPerRun(100, func() { i.Tool(context.Background(), call) }); n != 0 {
+		t.Fatalf("the fast path allocates %v times per call", n)
+	}
+	if calls != 102 {
+		t.Fatalf("core calls %d", calls)
+	}
 }
 
 func TestCeiling(t *testing.T) { // R4.1
