@@ -146,10 +146,13 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 
 // tool is every other call: the ceiling, the floor, the chain, the journal.
 func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
-	set := i.cur.Load()
-	if set == nil {
-		return Outcome{Status: StatusFailed, Error: "instance " + i.id + " is not running"}
+	// the set is held for the whole call: a hydration or re-attunement may
+	// release it meanwhile, and its registries close with the last holder
+	set, err := i.live()
+	if err != nil {
+		return Outcome{Status: StatusFailed, Error: err.Error()}
 	}
+	defer set.release()
 	te := set.toolTable().m[c.Path]
 	if te == nil {
 		return Outcome{Status: StatusFailed, Error: "no tool named " + c.Path + " (neither a host tool nor a define/tool of this pin)"}
@@ -167,10 +170,6 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 		}
 		return Outcome{Status: StatusOK, Result: res}
 	}
-	if !set.acquire() {
-		return Outcome{Status: StatusFailed, Error: "instance " + i.id + " is not running"}
-	}
-	defer set.release()
 	out := i.runChain(ctx, set, te, c, nil)
 	if i.sess.Load().journaling.Load() {
 		i.sess.Load().record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
