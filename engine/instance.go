@@ -232,8 +232,8 @@ func (i *Instance) release() {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.sess.Load() != nil {
-		_ = i.sess.Load().flush(context.Background())
+	if ss := i.sess.Load(); ss != nil {
+		_ = ss.flush(context.Background())
 	}
 	if s := i.cur.Swap(nil); s != nil {
 		s.release()

@@ -40,7 +40,8 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	// A shadow instance: same id, session and bot, fresh registries, not live.
 	sh := &Instance{e: i.e, rec: i.rec, id: i.id, idLV: i.idLV, sessLV: i.sessLV, botLV: i.botLV, bot: i.bot, ceiling: i.ceiling, nonce: "replay"}
 	rp := newReplayer(entries)
-	sh.sess.Store(&sessionState{i: sh, j: i.sess.Load().j, book: session.NewBook(i.rec.Session + ":replay"), rp: rp})
+	shs := &sessionState{i: sh, j: i.sess.Load().j, book: session.NewBook(i.rec.Session + ":replay"), rp: rp}
+	sh.sess.Store(shs)
 	set, err := i.e.newSet(ctx, sh, p)
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", i.id, err)
@@ -50,12 +51,12 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	pinSHA, _ := set.pinBlob(ctx)
 	res := ReplayResult{}
 	for _, en := range entries {
-		sh.sess.Load().gen = en.Gen
+		shs.gen = en.Gen
 		switch en.Type {
 		case session.Repin:
 			// the next turn-begin entry names the new pin
 		case session.TurnBegin:
-			if sh.sess.Load().inTurn {
+			if shs.inTurn {
 				_, _ = sh.EndTurn(ctx)
 			}
 			if en.Pin != "" && en.Pin != pinSHA {
@@ -76,17 +77,17 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 			_, err = sh.BeginTurn(ctx, TurnInput{Input: en.Input, ContextFresh: en.ContextFresh})
 			res.Steps++
 		case session.RoundBegin:
-			if sh.sess.Load().inTurn {
+			if shs.inTurn {
 				_, err = sh.BeginRound(ctx)
 				res.Steps++
 			}
 		case session.RoundEnd:
-			if sh.sess.Load().inRound {
+			if shs.inRound {
 				_, err = sh.EndRound(ctx, RoundEnd{HostContinue: en.HostContinue, Output: en.Output})
 				res.Steps++
 			}
 		case session.TurnEnd:
-			if sh.sess.Load().inTurn {
+			if shs.inTurn {
 				_, err = sh.EndTurn(ctx)
 				res.Steps++
 			}
@@ -273,11 +274,12 @@ func (i *Instance) Command(ctx context.Context, name, text string) CommandResult
 	sink := &noteSink{phase: "command"}
 	fr.notes = sink
 	err = r.call(fr, luabind.Callback, r.command, 0, fr.ctxTable(), lua.LString(text))
-	i.sess.Load().emit(sink.notes)
-	if i.sess.Load().journaling.Load() {
-		i.sess.Load().record(session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID})
+	ss := i.sess.Load()
+	ss.emit(sink.notes)
+	if ss.journaling.Load() {
+		ss.record(session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID})
 	}
-	ferr := i.sess.Load().flush(ctx)
+	ferr := ss.flush(ctx)
 	if err != nil {
 		return CommandResult{Status: StatusFailed, Error: errText(err), Notes: sink.notes}
 	}

@@ -144,7 +144,8 @@ func (rp *replayer) next(m map[string][]session.Entry, key string) (session.Entr
 
 // hostRead answers admit/read: from the host, recorded; or from the journal in a replay.
 func (i *Instance) hostRead(ctx context.Context, key string) (any, error) {
-	if rp := i.sess.Load().rp; rp != nil {
+	ss := i.sess.Load()
+	if rp := ss.rp; rp != nil {
 		en, ok := rp.next(rp.reads, key)
 		if !ok {
 			return nil, fmt.Errorf("replay: the journal has no more deliveries for admit/read %q", key)
@@ -163,14 +164,15 @@ func (i *Instance) hostRead(ctx context.Context, key string) (any, error) {
 	if err != nil {
 		en.Error = err.Error()
 	}
-	i.sess.Load().record(en)
+	ss.record(en)
 	return v, err
 }
 
 // hostCore runs a host tool's core: recorded while a turn is open; answered
 // from the journal in a replay.
 func (i *Instance) hostCore(ctx context.Context, te *toolEntry, args any) (any, error) {
-	if rp := i.sess.Load().rp; rp != nil {
+	ss := i.sess.Load()
+	if rp := ss.rp; rp != nil {
 		en, ok := rp.next(rp.cores, te.path)
 		if !ok {
 			return nil, fmt.Errorf("replay: the journal has no more outcomes for tool %s", te.path)
@@ -181,12 +183,12 @@ func (i *Instance) hostCore(ctx context.Context, te *toolEntry, args any) (any, 
 		return en.Value, nil
 	}
 	res, err := te.host.Core(ctx, args)
-	if i.sess.Load().journaling.Load() {
+	if ss.journaling.Load() {
 		en := session.Entry{Type: session.Core, Path: te.path, Value: res}
 		if err != nil {
 			en.Error = err.Error()
 		}
-		i.sess.Load().record(en)
+		ss.record(en)
 	}
 	return res, err
 }
@@ -225,16 +227,16 @@ func fNotify(s *luabind.State) int {
 		}
 		kind = string(ks)
 	}
-	in := fr.inst
-	n := session.Note{ID: in.sess.Load().book.NewID(), Kind: kind, Text: lua.LVAsString(s.L.ToStringMeta(text)), Program: r.program}
-	in.sess.Load().mu.Lock()
-	n.Turn, n.Round = in.sess.Load().turn, in.sess.Load().round
-	in.sess.Load().mu.Unlock()
+	ss := fr.inst.sess.Load()
+	n := session.Note{ID: ss.book.NewID(), Kind: kind, Text: lua.LVAsString(s.L.ToStringMeta(text)), Program: r.program}
+	ss.mu.Lock()
+	n.Turn, n.Round = ss.turn, ss.round
+	ss.mu.Unlock()
 	if fr.notes != nil {
 		n.Phase = fr.notes.phase
 		fr.notes.notes = append(fr.notes.notes, n)
 	} else {
-		in.sess.Load().emit([]session.Note{n})
+		ss.emit([]session.Note{n})
 	}
 	s.L.Push(lua.LString(n.ID))
 	return 1

@@ -171,9 +171,9 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 		return Outcome{Status: StatusOK, Result: res}
 	}
 	out := i.runChain(ctx, set, te, c, nil)
-	if i.sess.Load().journaling.Load() {
-		i.sess.Load().record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
-		if err := i.sess.Load().flush(ctx); err != nil && out.Status == StatusOK {
+	if ss := i.sess.Load(); ss.journaling.Load() {
+		ss.record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
+		if err := ss.flush(ctx); err != nil && out.Status == StatusOK {
 			out = Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID}
 		}
 	}
