@@ -8,7 +8,7 @@ import (
 )
 
 // Func is one script-visible engine function, declared as data. Every
-// call goes through the same wrapper (see Install): the ambient check, the
+// call goes through the same wrapper (see NewLibrary): the ambient check, the
 // budget's pause for host work, then Fn.
 type Func struct {
 	// Name in the Scheme spelling: "define/tool", "call/method", "notify".
