@@ -3,6 +3,9 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"runtime"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"attune/store"
@@ -70,4 +73,26 @@ func BenchmarkReadSQLite(b *testing.B) {
 			b.Fatalf("Read gave %d entries", len(es))
 		}
 	}
+}
+
+// BenchmarkAppendSQLiteWriters: 8 goroutines appending one entry each to
+// a log of their own, as 8 instances journaling at once do; with group
+// commit they share transactions and fsyncs.
+func BenchmarkAppendSQLiteWriters(b *testing.B) {
+	s := openSQLite(b, sqlitePath(b))
+	defer s.Close()
+	ctx := context.Background()
+	var next atomic.Int64
+	entries := [][]byte{benchEntry}
+	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		log := "journal/w" + strconv.FormatInt(next.Add(1), 10)
+		for pb.Next() {
+			if _, err := s.Append(ctx, log, store.Any, entries, nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
