@@ -67,6 +67,8 @@ type Options struct {
 	Floor FloorFunc
 	// Logger receives what scripts print and what the engine notes.
 	Logger *slog.Logger
+	// Observer hears of registrations and their runs (coverage); nil: none.
+	Observer Observer
 }
 
 // Engine holds the configuration, the store, the packs, the host's tools
@@ -82,6 +84,7 @@ type Engine struct {
 	markFloor bool
 	log       *slog.Logger
 	budget    time.Duration
+	obs       Observer
 
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry
@@ -114,6 +117,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		read:      o.Read,
 		floor:     o.Floor,
 		log:       o.Logger,
+		obs:       o.Observer,
 		budget:    o.Config.Engine.CallbackBudget,
 		protos:    map[string]*protoEntry{},
 		tools:     map[string]*HostTool{},

@@ -218,6 +218,7 @@ func fHookBoundary(kind string) func(*luabind.State) int {
 func fDefineCommand(s *luabind.State) int {
 	r := regOf(s)
 	r.command = s.CheckFunction("define/command", 1)
+	r.cmdPos = r.position()
 	return 0
 }
 
@@ -238,6 +239,7 @@ func fRequire(s *luabind.State) int {
 func fValidate(s *luabind.State) int {
 	r := regOf(s)
 	r.validators = append(r.validators, s.CheckFunction("validate/configuration", 1))
+	r.vpos = append(r.vpos, r.position())
 	return 0
 }
 

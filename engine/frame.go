@@ -44,6 +44,9 @@ const maxDepth = 32
 func (f *frame) child(ctx context.Context, inst *Instance, r *registry, d *decl, callID string) *frame {
 	c := &frame{ctx: ctx, inst: inst, reg: r, decl: d, callID: callID}
 	c.seq = &c.own
+	if inst.e.obs != nil {
+		inst.e.ran(d)
+	}
 	f.enter(c)
 	if f == nil {
 		c.thread = new(thread)

@@ -43,6 +43,11 @@ type registry struct {
 	validators []*lua.LFunction
 	command    *lua.LFunction
 	decls      int
+	// where validators and the command were declared (coverage, messages)
+	vpos    []string
+	vdecls  []*decl
+	cmdPos  string
+	cmdDecl *decl
 
 	invokeFn *lua.LFunction // the one invoke function of this state
 	refuseMT *lua.LTable    // marks what refuse() returns
@@ -54,9 +59,10 @@ type registry struct {
 
 // decl is what every declaration has: an id on the lineage.
 type decl struct {
-	id  string
-	reg *registry
-	pos string // "file:line" where it was declared
+	id   string
+	reg  *registry
+	pos  string // "file:line" where it was declared
+	form string // the register form, named when an Observer watches
 }
 
 type toolDecl struct {
@@ -132,7 +138,11 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 		r.close()
 		return nil, fmt.Errorf("program %s: %w", name, err)
 	}
-	for _, v := range r.validators {
+	e.observeRegistrations(r)
+	for k, v := range r.validators {
+		if e.obs != nil {
+			e.ran(r.validatorDecl(k))
+		}
 		ok, msg, err := r.validate(fr, v)
 		if err != nil {
 			r.close()

@@ -269,7 +269,7 @@ func (i *Instance) Command(ctx context.Context, name, text string) CommandResult
 		return CommandResult{Status: StatusFailed, Error: err.Error()}
 	}
 	callID := i.newCallID()
-	d := &decl{id: r.id + ".command", reg: r, pos: r.file}
+	d := r.commandDecl()
 	fr := (*frame)(nil).child(ctx, i, r, d, callID)
 	sink := &noteSink{phase: "command"}
 	fr.notes = sink

@@ -283,6 +283,9 @@ func (c *chain) frame(r *registry, d *decl) *frame {
 		fr = new(frame)
 	}
 	*fr = frame{ctx: c.ctx, inst: c.i, reg: r, decl: d, callID: c.callID, seq: &c.seq}
+	if c.i.e.obs != nil {
+		c.i.e.ran(d)
+	}
 	c.parent.enter(fr)
 	fr.thread = c.thread
 	return fr

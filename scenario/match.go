@@ -166,10 +166,39 @@ type Mismatch struct {
 	Key  string // the expectation key: result, notes, floor ...
 	Want string
 	Got  string
+	// Line is the line of the expect key in the scenario file (of the
+	// step when the key is not written); set by Run.
+	Line int
+	// Expected and Observed are the plain data compared, for result and
+	// state (nil otherwise).
+	Expected, Observed any
+	// Diff lists where composite data departs, one line per difference
+	// (see Diff); empty for scalars.
+	Diff []string
 }
 
+// maxShown bounds a want or got value in a mismatch line that has a diff
+// below it.
+const maxShown = 160
+
 func (m Mismatch) String() string {
-	return fmt.Sprintf("%s: want %s, got %s", m.Key, m.Want, m.Got)
+	want, got := m.Want, m.Got
+	if len(m.Diff) > 0 {
+		want, got = shorten(want), shorten(got)
+	}
+	return fmt.Sprintf("%s: want %s, got %s", m.Key, want, got)
+}
+
+func shorten(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	return s[:maxShown] + "..."
+}
+
+// dataMismatch is a mismatch of plain data, with its diff.
+func dataMismatch(key string, want, got any) Mismatch {
+	return Mismatch{Key: key, Want: Format(want), Got: Format(got), Expected: want, Observed: got, Diff: Diff(want, got)}
 }
 
 // Got is what one step returned, as the expectations read it.
@@ -212,7 +241,7 @@ func (e *Expect) Check(g *Got) []Mismatch {
 		add("status", e.Status, statusText(g))
 	}
 	if e.HasResult && !Match(e.Result, g.Result) {
-		add("result", Format(e.Result), Format(g.Result))
+		out = append(out, dataMismatch("result", e.Result, g.Result))
 	}
 	if e.HasError && !containsAll(g.Error, e.Error) {
 		add("error", "an error containing "+quoteAll(e.Error), orNone(g.Error, "no error"))
@@ -260,7 +289,7 @@ func (e *Expect) Check(g *Got) []Mismatch {
 		case !g.HasState:
 			add("state", Format(e.State), "no state")
 		case !Match(e.State, g.State):
-			add("state", Format(e.State), Format(g.State))
+			out = append(out, dataMismatch("state", e.State, g.State))
 		}
 	}
 	return out

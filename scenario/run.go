@@ -30,16 +30,60 @@ type Result struct {
 	Failure string
 	// Expected is the failure a fails_with scenario produced as it should.
 	Expected string
+	// Fail is the step that failed, with what it expected and observed;
+	// nil when the scenario passed or failed before its first step.
+	Fail *StepFailure
+	// Trace is every step that ran with its observed outcome, when
+	// RunOptions.Trace asked for it.
+	Trace []StepTrace
+}
+
+// StepFailure is the step a scenario failed at.
+type StepFailure struct {
+	Index int    // 1-based
+	Op    string // the step's op
+	File  string // the scenario file
+	Line  int    // the line of its [[step]] header
+	// Mismatches are the expectations that did not hold, each with the
+	// line of its expect key.
+	Mismatches []Mismatch
+}
+
+// StepTrace is one step that ran and what it observed.
+type StepTrace struct {
+	Index    int
+	Op       string
+	Line     int
+	Label    string // the op and its subject: "tool fs/read", "method tasks.add"
+	Observed string // the outcome, compactly: "ok, result = 3"
+	Got      *Got
+}
+
+// RunOptions tune one run.
+type RunOptions struct {
+	// Trace keeps every step's observed outcome in Result.Trace.
+	Trace bool
+	// Cover, when set, counts which registrations of the scenario's
+	// programs ran (behavior coverage); one Coverage may serve many runs.
+	Cover *Coverage
 }
 
 // Run runs a scenario with its own engine, store, scratch pack and fake
 // host, and checks every step's expectations; it stops at the first step
 // that fails.
 func Run(ctx context.Context, sc *Scenario) Result {
+	return RunWith(ctx, sc, RunOptions{})
+}
+
+// RunWith is Run with options.
+func RunWith(ctx context.Context, sc *Scenario, o RunOptions) Result {
 	start := time.Now()
-	r := &runner{sc: sc, host: newFakeHost(sc), started: map[string]bool{}}
+	r := &runner{sc: sc, host: newFakeHost(sc), started: map[string]bool{}, opts: o}
 	failure := r.run(ctx)
-	res := Result{Name: sc.Name, File: sc.File, Steps: r.steps, Duration: time.Since(start)}
+	res := Result{Name: sc.Name, File: sc.File, Steps: r.steps, Duration: time.Since(start), Trace: r.trace}
+	if len(sc.FailsWith) == 0 {
+		res.Fail = r.fail
+	}
 	if len(sc.FailsWith) == 0 {
 		res.Passed, res.Failure = failure == "", failure
 		return res
@@ -68,6 +112,9 @@ type runner struct {
 	order    []string // instance ids in the order they were first started
 	lastNote string
 	steps    int
+	opts     RunOptions
+	trace    []StepTrace
+	fail     *StepFailure
 }
 
 func (r *runner) run(ctx context.Context) string {
@@ -86,17 +133,27 @@ func (r *runner) run(ctx context.Context) string {
 			return sc.File + ": scratch pack: " + err.Error()
 		}
 	}
+	var obs engine.Observer
+	var cov *observer
+	if r.opts.Cover != nil {
+		cov = r.opts.Cover.observer(sc)
+		obs = cov
+	}
 	eng, err := engine.New(ctx, engine.Options{
 		Config:     sc.Config,
 		PacksFirst: []pin.Pack{{Name: ScratchPack, FS: os.DirFS(dir)}},
 		Read:       r.host.read,
 		Floor:      r.host.floor,
+		Observer:   obs,
 	})
 	if err != nil {
 		return sc.File + ": engine: " + err.Error()
 	}
 	defer eng.Close()
 	r.eng = eng
+	if cov != nil {
+		defer r.coverCommands(ctx, cov) // before the engine closes its store
+	}
 	for _, t := range sc.Host.Tools {
 		if err := eng.RegisterTool(r.host.tool(t)); err != nil {
 			return sc.File + ": host tool " + t.Path + ": " + err.Error()
@@ -113,15 +170,38 @@ func (r *runner) run(ctx context.Context) string {
 		if len(g.Notes) > 0 {
 			r.lastNote = g.Notes[len(g.Notes)-1].ID
 		}
+		if r.opts.Trace {
+			r.trace = append(r.trace, StepTrace{Index: s.Index, Op: s.Op, Line: s.Line, Label: stepLabel(s), Observed: Observed(s, g), Got: g})
+		}
 		if ms := r.check(s, g); len(ms) > 0 {
-			lines := make([]string, len(ms))
-			for i, m := range ms {
-				lines[i] = fmt.Sprintf("%s: step %d (%s): %s", r.where(s, m.Key), s.Index, s.Op, m)
+			r.fail = &StepFailure{Index: s.Index, Op: s.Op, File: sc.File, Line: s.Line}
+			var lines []string
+			for _, m := range ms {
+				if m.Line = s.ExpectLines[m.Key]; m.Line == 0 {
+					m.Line = s.Line
+				}
+				r.fail.Mismatches = append(r.fail.Mismatches, m)
+				lines = append(lines, fmt.Sprintf("%s: step %d (%s): %s", r.where(s, m.Key), s.Index, s.Op, m))
+				for _, d := range m.Diff {
+					lines = append(lines, "    "+d)
+				}
 			}
 			return strings.Join(lines, "\n")
 		}
 	}
 	return ""
+}
+
+// coverCommands counts the command files the instances pinned.
+func (r *runner) coverCommands(ctx context.Context, o *observer) {
+	if r.eng == nil {
+		return
+	}
+	for _, id := range r.order {
+		if p, err := pin.Load(ctx, r.eng.Store(), id); err == nil {
+			r.opts.Cover.pinned(ctx, o, r.eng.Store(), p)
+		}
+	}
 }
 
 // where is FILE:LINE of a step's expectation key (of the step when the

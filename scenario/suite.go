@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -60,8 +61,52 @@ func Discover(paths []string) ([]string, error) {
 type Summary struct {
 	Results    []Result // in file order; a file that could not be loaded has none
 	LoadErrors []error  // files that cannot be read as scenarios
+	// Unreadable are those files, in file order, with their errors.
+	Unreadable []Unreadable
 	Passed     int
 	Failed     int // failed scenarios and files that could not be loaded
+	// Skipped counts scenarios --fail-fast never started.
+	Skipped int
+	// Filtered counts scenarios --run left out.
+	Filtered int
+	// CoverageLow is set when the coverage is below Options.CoverMin.
+	CoverageLow bool
+	Duration    time.Duration
+}
+
+// Unreadable is a file that cannot be read as a scenario.
+type Unreadable struct {
+	File string
+	Err  error
+}
+
+// Options tune a suite run. The zero value runs everything one per CPU and
+// writes nothing.
+type Options struct {
+	// Jobs is how many scenarios run at once (<= 0: one per CPU).
+	Jobs int
+	// Filter, when set, keeps the scenarios whose name or file path it
+	// matches (--run). Files that cannot be read are always kept.
+	Filter *regexp.Regexp
+	// Out receives the human report: a line per scenario as it finishes,
+	// every failure in full, "N passed, N failed" last. nil: none.
+	Out io.Writer
+	// Verbose adds every step with its observed outcome (-v) to Out.
+	Verbose bool
+	// FailFast starts no scenario after the first failure; those running
+	// finish (--fail-fast).
+	FailFast bool
+	// JSON receives one JSON object a line: each failed step, each
+	// scenario, the coverage when counted, and a summary last (--json).
+	JSON io.Writer
+	// Progress shows done/total, failures and elapsed time as scenarios
+	// finish; nil: none.
+	Progress *Progress
+	// Cover, when set, counts behavior coverage across the run (--cover).
+	Cover *Coverage
+	// CoverMin, when above 0, fails the run when Cover's percentage is
+	// below it (--cover-min).
+	CoverMin float64
 }
 
 // RunFiles loads and runs scenario files, jobs at a time (<= 0: one per
@@ -69,57 +114,131 @@ type Summary struct {
 // ("ok   NAME (1.2s)" or "FAIL NAME (0.3s)"), then every failure in full,
 // then "N passed, N failed" alone on the last line.
 func RunFiles(ctx context.Context, w io.Writer, files []string, jobs int) Summary {
+	return RunSuite(ctx, files, Options{Jobs: jobs, Out: w})
+}
+
+// RunSuite loads and runs scenario files as Options say.
+func RunSuite(ctx context.Context, files []string, o Options) Summary {
+	start := time.Now()
+	jobs := o.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
+	out := o.Out
+	if out == nil {
+		out = io.Discard
+	}
 	var sum Summary
 	type item struct {
-		sc  *Scenario
-		err error
+		file string
+		sc   *Scenario
+		err  error
 	}
-	items := make([]item, len(files))
+	var items []item
 	names := map[string]string{}
-	for i, f := range files {
-		items[i].sc, items[i].err = Load(f)
-		if sc := items[i].sc; sc != nil {
-			if prev, dup := names[sc.Name]; dup {
-				items[i].sc, items[i].err = nil, &LoadError{File: f, Key: "name", Msg: fmt.Sprintf("%q is also the name of %s; scenario names are unique", sc.Name, prev)}
+	for _, f := range files {
+		it := item{file: f}
+		it.sc, it.err = Load(f)
+		if sc := it.sc; sc != nil {
+			if o.Filter != nil && !o.Filter.MatchString(sc.Name) && !o.Filter.MatchString(filepath.ToSlash(f)) {
+				sum.Filtered++
 				continue
 			}
-			names[sc.Name] = f
+			if prev, dup := names[sc.Name]; dup {
+				it.sc, it.err = nil, &LoadError{File: f, Key: "name", Msg: fmt.Sprintf("%q is also the name of %s; scenario names are unique", sc.Name, prev)}
+			} else {
+				names[sc.Name] = f
+			}
+		}
+		items = append(items, it)
+	}
+	total := len(items)
+	results := make([]*Result, len(items))
+	var mu sync.Mutex // out, JSON, progress and the counters below
+	done, failed := 0, 0
+	stop := false
+	prog := o.Progress
+	if prog != nil {
+		prog.start(total, start)
+	}
+	finish := func(lines string, ok bool) {
+		done++
+		if !ok {
+			failed++
+			if o.FailFast {
+				stop = true
+			}
+		}
+		if prog != nil {
+			prog.clear()
+		}
+		fmt.Fprint(out, lines)
+		if prog != nil {
+			prog.update(done, failed)
 		}
 	}
-	results := make([]*Result, len(files))
-	var mu sync.Mutex
 	sem := make(chan struct{}, jobs)
 	var wg sync.WaitGroup
+	started := make([]bool, len(items))
 	for i, it := range items {
+		mu.Lock()
+		halt := stop
+		mu.Unlock()
+		if halt {
+			break
+		}
 		if it.err != nil {
+			started[i] = true
 			mu.Lock()
-			fmt.Fprintf(w, "FAIL %s (cannot be read as a scenario)\n", files[i])
+			writeJSON(o.JSON, unreadableRecord(it.file, it.err))
+			finish(fmt.Sprintf("FAIL %s (cannot be read as a scenario)\n", it.file), false)
 			mu.Unlock()
 			continue
 		}
-		wg.Add(1)
 		sem <- struct{}{}
+		mu.Lock()
+		halt = stop
+		mu.Unlock()
+		if halt {
+			<-sem
+			break
+		}
+		started[i] = true
+		wg.Add(1)
 		go func(i int, sc *Scenario) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res := Run(ctx, sc)
+			res := RunWith(ctx, sc, RunOptions{Trace: o.Verbose, Cover: o.Cover})
+			var b strings.Builder
+			if o.Verbose {
+				writeTrace(&b, res)
+			}
+			b.WriteString(ProgressLine(res))
+			b.WriteByte('\n')
 			mu.Lock()
 			results[i] = &res
-			fmt.Fprintln(w, ProgressLine(res))
+			if res.Fail != nil && !res.Passed {
+				writeJSON(o.JSON, stepRecord(res))
+			}
+			writeJSON(o.JSON, scenarioRecord(res))
+			finish(b.String(), res.Passed)
 			mu.Unlock()
 		}(i, it.sc)
 	}
 	wg.Wait()
+	if prog != nil {
+		prog.clear()
+	}
 	var failures []string
 	for i, it := range items {
 		switch {
+		case !started[i]:
+			sum.Skipped++
 		case it.err != nil:
 			sum.LoadErrors = append(sum.LoadErrors, it.err)
+			sum.Unreadable = append(sum.Unreadable, Unreadable{File: it.file, Err: it.err})
 			sum.Failed++
-			failures = append(failures, fmt.Sprintf("--- FAIL: %s (cannot be read as a scenario)\n%s", files[i], indent(it.err.Error())))
+			failures = append(failures, fmt.Sprintf("--- FAIL: %s (cannot be read as a scenario)\n%s", it.file, indent(it.err.Error())))
 		case results[i] != nil:
 			res := *results[i]
 			sum.Results = append(sum.Results, res)
@@ -131,13 +250,26 @@ func RunFiles(ctx context.Context, w io.Writer, files []string, jobs int) Summar
 			failures = append(failures, fmt.Sprintf("--- FAIL: %s (%s)\n%s", res.Name, res.File, indent(res.Failure)))
 		}
 	}
+	sum.Duration = time.Since(start)
 	if len(failures) > 0 {
-		fmt.Fprintln(w)
+		fmt.Fprintln(out)
 		for _, f := range failures {
-			fmt.Fprintln(w, f)
+			fmt.Fprintln(out, f)
 		}
 	}
-	fmt.Fprintf(w, "%d passed, %d failed\n", sum.Passed, sum.Failed)
+	if o.Cover != nil {
+		o.Cover.WriteReport(out)
+		writeJSON(o.JSON, coverageRecord(o.Cover))
+		if pct := o.Cover.Percent(); o.CoverMin > 0 && pct < o.CoverMin {
+			sum.CoverageLow = true
+			fmt.Fprintf(out, "FAIL coverage %.1f%% is below --cover-min %g%%\n", pct, o.CoverMin)
+		}
+	}
+	if sum.Skipped > 0 {
+		fmt.Fprintf(out, "--fail-fast: %d scenario(s) not run\n", sum.Skipped)
+	}
+	writeJSON(o.JSON, summaryRecord(sum))
+	fmt.Fprintf(out, "%d passed, %d failed\n", sum.Passed, sum.Failed)
 	return sum
 }
 
@@ -148,6 +280,18 @@ func ProgressLine(r Result) string {
 		word = "FAIL"
 	}
 	return fmt.Sprintf("%s %s (%s)", word, r.Name, r.Duration.Round(time.Millisecond))
+}
+
+// writeTrace writes every step of a run with its observed outcome (-v).
+func writeTrace(b *strings.Builder, r Result) {
+	fmt.Fprintf(b, "=== RUN  %s (%s)\n", r.Name, r.File)
+	for _, t := range r.Trace {
+		fmt.Fprintf(b, "    %s:%d: step %d (%s): %s\n", r.File, t.Line, t.Index, t.Label, t.Observed)
+	}
+	if !r.Passed && r.Failure != "" {
+		b.WriteString(indent(r.Failure))
+		b.WriteByte('\n')
+	}
 }
 
 func indent(s string) string {
