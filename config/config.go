@@ -33,6 +33,9 @@ type Config struct {
 	Floor    Floor
 	Bots     map[string]*Bot
 	BotOrder []string // the bots' names in order of appearance
+	// Hooks holds the [harness.DIALECT] tables of `attune hook` by dialect
+	// (claude, codex, cursor, gemini); see Hook.
+	Hooks map[string]*HookHarness
 
 	prefix []string       // the key holding an inline configuration, e.g. ["config"]
 	lines  map[string]int // key path (without the prefix) -> line

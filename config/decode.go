@@ -29,7 +29,7 @@ const (
 
 // The keys of each table of the schema.
 var (
-	topKeys    = []string{"engine", "floor", "bots"}
+	topKeys    = []string{"engine", "floor", "bots", "harness"}
 	engineKeys = []string{"store", "packs", "project", "callback_budget"}
 	floorKeys  = []string{"refuse_marks"}
 	botKeys    = []string{"behaviors", "ceiling", "grants", "retry_budget", "config"}
@@ -195,6 +195,8 @@ func (d *decoder) decode(dir string) *Config {
 			d.floor(cfg, p, v)
 		case "bots":
 			d.bots(cfg, p, v)
+		case "harness":
+			d.harness(cfg, p, v)
 		default:
 			d.unknown(p, topKeys)
 		}

@@ -202,6 +202,7 @@ type chain struct {
 	floorArgs any
 	retry     bool
 	retryWhy  string
+	ext       *external // the core runs outside the process (external.go)
 }
 
 // guardRun is the state of one guard's invoke.
@@ -220,9 +221,13 @@ type guardRun struct {
 var chains = sync.Pool{New: func() any { return new(chain) }}
 
 func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame) Outcome {
+	return i.runChainExt(ctx, set, te, c, parent, nil)
+}
+
+func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame, ext *external) Outcome {
 	ch := chains.Get().(*chain)
 	defer chains.Put(ch)
-	*ch = chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args}
+	*ch = chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args, ext: ext}
 	if parent != nil {
 		ch.thread = parent.thread
 	} else {
@@ -266,7 +271,7 @@ func (c *chain) run() Outcome {
 			break
 		}
 	}
-	if out.Status != StatusOK {
+	if out.Status != StatusOK && out.Status != StatusPending {
 		out = c.postFail(out)
 	}
 	return out
@@ -450,6 +455,11 @@ func (c *chain) inner(args any) Outcome {
 	if out.Status != StatusOK {
 		return out
 	}
+	return c.post(args, out)
+}
+
+// post runs the :post hooks of a call whose core succeeded (R4.7).
+func (c *chain) post(args any, out Outcome) Outcome {
 	for _, h := range c.te.hooks {
 		if h.post == nil {
 			continue
@@ -482,6 +492,9 @@ func (c *chain) inner(args any) Outcome {
 
 // core runs the tool's core exactly once (R4.6).
 func (c *chain) core(args any) Outcome {
+	if c.ext != nil {
+		return c.ext.reach(c, args)
+	}
 	te := c.te
 	if te.host != nil {
 		res, err := c.i.hostCore(c.ctx, te, args)

@@ -6,6 +6,7 @@
 //	attune check  check a configuration and its programs
 //	attune lower  print the Lua a Scheme-style program lowers to
 //	attune serve  the engine as a JSON-RPC 2.0 service over stdio
+//	attune hook   the hook runtime of coding agents (Claude Code, Codex, Cursor, Gemini CLI)
 package main
 
 import (
@@ -29,6 +30,7 @@ var commands = map[string]command{
 	"check": {"check a configuration and its programs: attune check [FILE]", checkCmd},
 	"lower": {"print the Lua a Scheme-style program lowers to: attune lower FILE.scm", lowerCmd},
 	"serve": {"the engine as a JSON-RPC 2.0 service over stdio", serveCmd},
+	"hook":  {"answer a coding agent's hook event: attune hook claude [--config FILE]", hookCmd},
 }
 
 func main() {

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"attune/session"
+)
+
+// A tool call whose core runs outside the process: a harness (a coding
+// agent's hook runtime) asks attune before it runs a tool and tells it the
+// outcome afterwards, often from another process. ToolBegin runs the chain
+// up to the core (ceiling, guards, marks, floor, :pre) and stops there;
+// ToolEnd completes the same call (its call id, its lineage and marks) with
+// the harness's outcome and runs :post or :post-fail. The open call is kept
+// in the session's journal, so another process that brings the instance back
+// can complete it.
+//
+// A guard's invoke cannot wait for a core that runs after the process has
+// answered: in this mode it returns an outcome with status "pending" (no
+// result, no diagnostics). A guard that returns it (or anything but refuse
+// or retry) lets the call through; a guard that refuses after invoke
+// withholds the call, so the core never runs. :post and :post-fail hooks see
+// the real outcome when ToolEnd delivers it.
+
+// StatusPending is the outcome of invoke (and of ToolBegin) when the core
+// runs outside the process and has not run yet.
+const StatusPending = "pending"
+
+// entryToolOpen is the journal entry of a call ToolBegin left open: Key is
+// the harness's key of the call, Input the arguments as the harness gave
+// them, Value the arguments and marks that reached the core.
+const entryToolOpen = "tool-open"
+
+// ErrNoOpenCall: ToolEnd found no open call under that key (it then ran
+// the outcome as a call of its own).
+var ErrNoOpenCall = errors.New("no open tool call under that key")
+
+// Opened is what ToolBegin returns.
+type Opened struct {
+	// Outcome: status pending when the harness may run the core; otherwise
+	// the call's final outcome (refused or failed; :post-fail ran).
+	Outcome
+	// Args are the arguments that reached the core, after every guard's
+	// rewrite (nil unless pending).
+	Args any
+	// Marks are the marks the call carried at the floor.
+	Marks []string
+}
+
+// external is the chain's side of a call whose core runs outside.
+type external struct {
+	args  any
+	marks []string
+}
+
+// reach stops the chain at the core, keeping what reached it.
+func (x *external) reach(c *chain, args any) Outcome {
+	x.args = CopyPlain(args)
+	x.marks = append([]string(nil), c.marks...)
+	return Outcome{Status: StatusPending}
+}
+
+type openValue struct {
+	Args  any      `json:"args"`
+	Marks []string `json:"marks,omitempty"`
+}
+
+// ToolBegin runs c through the chain up to its core and leaves the call
+// open under key (the harness's id of the call, unique in the session).
+// The call is journaled whether or not a turn is open.
+func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened {
+	set, err := i.live()
+	if err != nil {
+		return Opened{Outcome: Outcome{Status: StatusFailed, Error: err.Error()}}
+	}
+	defer set.release()
+	te := set.toolTable().m[c.Path]
+	if te == nil {
+		return Opened{Outcome: Outcome{Status: StatusFailed, Error: "no tool named " + c.Path + " (neither a host tool nor a define/tool of this pin)"}}
+	}
+	if !te.allowed { // R4.1
+		return Opened{Outcome: Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}}
+	}
+	x := &external{}
+	out := i.runChainExt(ctx, set, te, c, nil, x)
+	ss := i.sess.Load()
+	if out.Status == StatusPending {
+		ss.record(session.Entry{Type: entryToolOpen, Key: key, Path: c.Path, CallID: out.CallID, Input: c.Args,
+			Value: openValue{Args: x.args, Marks: x.marks}})
+	} else {
+		ss.record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
+	}
+	if err := ss.flush(ctx); err != nil {
+		return Opened{Outcome: Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID}}
+	}
+	if out.Status != StatusPending {
+		return Opened{Outcome: out}
+	}
+	return Opened{Outcome: out, Args: x.args, Marks: x.marks}
+}
+
+// ToolEnd completes the call ToolBegin left open under key with the
+// harness's outcome: result when failure is "", else the failure's text.
+// :post hooks run on success (their diagnostics are in the outcome),
+// :post-fail hooks on failure. When no call is open under key (the harness
+// never asked before running it), c is completed as a call of its own and
+// the error wraps ErrNoOpenCall; the outcome is valid either way.
+func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result any, failure string) (Outcome, error) {
+	set, err := i.live()
+	if err != nil {
+		return Outcome{Status: StatusFailed, Error: err.Error()}, err
+	}
+	defer set.release()
+	ss := i.sess.Load()
+	open, err := findOpen(ctx, ss, key)
+	if err != nil {
+		return Outcome{Status: StatusFailed, Error: err.Error()}, err
+	}
+	var missing error
+	raw, args, marks, callID := c.Args, c.Args, []string(nil), c.CallID
+	if open != nil {
+		c.Path, raw, callID = open.Path, open.Input, open.CallID
+		if v, ok := open.Value.(map[string]any); ok {
+			args = v["args"]
+			if ms, ok := v["marks"].([]any); ok {
+				for _, m := range ms {
+					if s, ok := m.(string); ok {
+						marks = append(marks, s)
+					}
+				}
+			}
+		}
+	} else {
+		missing = fmt.Errorf("tool %s: %w %q", c.Path, ErrNoOpenCall, key)
+		if callID == "" {
+			callID = i.newCallID()
+		}
+	}
+	te := set.toolTable().m[c.Path]
+	if te == nil {
+		err := errors.New("no tool named " + c.Path + " (neither a host tool nor a define/tool of this pin)")
+		return Outcome{Status: StatusFailed, Error: err.Error(), CallID: callID}, err
+	}
+	ch := chains.Get().(*chain)
+	defer chains.Put(ch)
+	*ch = chain{i: i, set: set, te: te, ctx: ctx, callID: callID, raw: raw, thread: new(thread),
+		attempt: 1, marks: marks, floorSaw: true, floorArgs: args}
+	ch.callIDLV = lua.LString(callID)
+	var out Outcome
+	core := session.Entry{Type: session.Core, Path: c.Path, Value: result}
+	if failure == "" {
+		out = ch.post(args, Outcome{Status: StatusOK, Result: result})
+	} else {
+		core.Error = failure
+		out = ch.postFail(Outcome{Status: StatusFailed, Error: failure})
+	}
+	out.CallID = callID
+	ss.record(core)
+	ss.record(session.Entry{Type: session.Tool, Path: c.Path, Value: raw, CallID: callID})
+	if err := ss.flush(ctx); err != nil {
+		return Outcome{Status: StatusFailed, Error: err.Error(), CallID: callID}, err
+	}
+	return out, missing
+}
+
+// findOpen returns the last call left open under key, nil when none is.
+func findOpen(ctx context.Context, ss *sessionState, key string) (*session.Entry, error) {
+	if key == "" {
+		return nil, nil
+	}
+	entries, err := ss.j.Entries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var open *session.Entry
+	for k := range entries {
+		en := &entries[k]
+		switch {
+		case en.Type == entryToolOpen && en.Key == key:
+			open = en
+		case en.Type == session.Tool && open != nil && en.CallID == open.CallID:
+			open = nil
+		}
+	}
+	return open, nil
+}

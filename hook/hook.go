@@ -1,0 +1,453 @@
+package hook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"attune/config"
+	"attune/engine"
+	"attune/store"
+)
+
+// DefaultTimeout bounds one event: waiting for the session's lock
+// included. Claude Code's own default hook timeout is 60 s.
+const DefaultTimeout = 30 * time.Second
+
+// ErrNoConfig: no configuration was found (--config, $ATTUNE_CONFIG,
+// attune.toml in the project or the working directory).
+var ErrNoConfig = errors.New("no attune configuration found")
+
+// FindConfig returns the configuration file of a hook: flag when given,
+// else $ATTUNE_CONFIG, else attune.toml in projectDir (Claude Code's
+// $CLAUDE_PROJECT_DIR), else attune.toml in cwd.
+func FindConfig(flag string, getenv func(string) string, projectDir, cwd string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if p := getenv("ATTUNE_CONFIG"); p != "" {
+		return p, nil
+	}
+	var tried []string
+	for _, dir := range []string{projectDir, cwd} {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, config.DefaultFile)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		tried = append(tried, p)
+	}
+	return "", fmt.Errorf("%w (tried --config, $ATTUNE_CONFIG, %s): pass --config FILE", ErrNoConfig, strings.Join(tried, ", "))
+}
+
+// Runtime answers hook events with one engine. Safe for concurrent use:
+// the events of one session are serialized by a lock that holds across
+// processes, so parallel hook processes never interleave inside a session.
+type Runtime struct {
+	cfg  *config.Config
+	e    *engine.Engine
+	dir  string // lock folder
+	warm bool
+	log  io.Writer
+
+	mu    sync.Mutex
+	tools map[string]string // path -> effects registered, joined
+}
+
+// Options open a Runtime.
+type Options struct {
+	// Warm keeps instances live between events (hook serve); otherwise
+	// each event brings its instance back from the store and stops it.
+	Warm bool
+	// Stderr receives what scripts print and the runtime's warnings.
+	Stderr io.Writer
+	// Store overrides the configured store (tests).
+	Store store.Store
+}
+
+// Open loads the configuration at path and builds the engine.
+func Open(ctx context.Context, path string, o Options) (*Runtime, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, cfg, o)
+}
+
+// New builds a runtime on a loaded configuration.
+func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.Store,
+		Logger: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return nil, err
+	}
+	return &Runtime{cfg: cfg, e: e, dir: lockDir(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}}, nil
+}
+
+// Close closes the engine.
+func (r *Runtime) Close() error { return r.e.Close() }
+
+// Engine returns the runtime's engine.
+func (r *Runtime) Engine() *engine.Engine { return r.e }
+
+// Handle answers one event read by d. It never fails: a problem is written
+// to the runtime's stderr and answered safely (Failure).
+func (r *Runtime) Handle(ctx context.Context, d Dialect, ev Event) Answer {
+	h := r.cfg.Hook(d.Name())
+	a, err := r.handle(ctx, d, h, ev)
+	if err != nil {
+		fmt.Fprintf(r.log, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
+		return Failure(ev, err, h.FailOpen)
+	}
+	return a
+}
+
+// Failure is the safe answer to an event attune could not handle: a
+// refused tool call unless failOpen (then a warning for the user).
+func Failure(ev Event, err error, failOpen bool) Answer {
+	msg := "attune: " + err.Error()
+	if ev.Kind == ToolPre && !failOpen {
+		return Answer{Decision: "deny", Reason: msg + " (attune fails closed)"}
+	}
+	return Answer{SystemMessage: msg}
+}
+
+func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, ev Event) (Answer, error) {
+	if ev.Kind == Other {
+		return Answer{}, nil
+	}
+	unlock, err := lockSession(ctx, r.dir, d.Name()+"/"+ev.Session)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer unlock()
+	main := d.Name() + "/" + ev.Session
+	if ev.Kind == Compact || (ev.Kind == SessionStart && (ev.Source == "clear" || ev.Source == "compact")) {
+		if err := r.e.Store().PutRecord(ctx, "hook", main+"/fresh", []byte("1")); err != nil {
+			return Answer{}, err
+		}
+	}
+	inst, err := r.instance(ctx, h, main, ev)
+	if err != nil {
+		return Answer{}, err
+	}
+	if !r.warm || ev.Kind == SessionEnd {
+		defer inst.Stop()
+	}
+	switch ev.Kind {
+	case SessionStart, Compact:
+		return Answer{}, nil
+	case Prompt:
+		return r.prompt(ctx, inst, main, ev)
+	case ToolPre:
+		return r.toolPre(ctx, d, h, inst, ev)
+	case ToolPost, ToolFail:
+		return r.toolPost(ctx, d, h, inst, ev)
+	case Stop, SubagentStop:
+		return r.stop(ctx, inst, ev)
+	case SessionEnd:
+		if _, _, inTurn, _ := inst.Turn(); inTurn {
+			if _, err := inst.EndTurn(ctx); err != nil {
+				return Answer{}, err
+			}
+		}
+		return Answer{}, nil
+	}
+	return Answer{}, nil
+}
+
+// instance brings back (or starts) the session's instance, or the child
+// instance of the subagent the event comes from.
+func (r *Runtime) instance(ctx context.Context, h *config.HookHarness, main string, ev Event) (*engine.Instance, error) {
+	id, bot, kind, parent := main, h.Bot, engine.KindForeground, ""
+	if ev.AgentID != "" {
+		id, kind, parent = main+"/agent/"+ev.AgentID, engine.KindChild, main
+		if b, ok := h.Agents[ev.AgentType]; ok {
+			bot = b
+		}
+	}
+	if i, ok := r.e.Instance(id); ok {
+		return i, nil
+	}
+	o := engine.StartOptions{ID: id, Kind: kind, Parent: parent}
+	if _, err := r.e.Store().GetRecord(ctx, "instance", id); errors.Is(err, store.ErrNotFound) {
+		o.Bot = bot // a new instance; a stored one keeps its bot and pin
+	} else if err != nil {
+		return nil, err
+	}
+	i, err := r.e.Start(ctx, o)
+	if err != nil {
+		if i, ok := r.e.Instance(id); ok { // another goroutine of this process started it
+			return i, nil
+		}
+		return nil, err
+	}
+	return i, nil
+}
+
+// prompt: turn begin, then round begin; a refusal blocks the prompt.
+func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string, ev Event) (Answer, error) {
+	if _, _, inTurn, _ := inst.Turn(); inTurn { // the last turn never saw its Stop
+		if _, err := inst.EndTurn(ctx); err != nil {
+			return Answer{}, err
+		}
+	}
+	fresh := false
+	if _, err := r.e.Store().GetRecord(ctx, "hook", main+"/fresh"); err == nil {
+		fresh = true
+	}
+	tb, err := inst.BeginTurn(ctx, engine.TurnInput{Input: ev.Prompt, ContextFresh: fresh})
+	if err != nil {
+		return Answer{}, err
+	}
+	if _, _, inTurn, _ := inst.Turn(); !inTurn {
+		return Answer{Decision: "block", Reason: refusal(tb)}, nil
+	}
+	if fresh {
+		_ = r.e.Store().DeleteRecord(ctx, "hook", main+"/fresh")
+	}
+	r.warnFailed(tb)
+	rb, err := inst.BeginRound(ctx)
+	if err != nil {
+		return Answer{}, err
+	}
+	if _, _, _, inRound := inst.Turn(); !inRound {
+		_, _ = inst.EndTurn(ctx)
+		return Answer{Decision: "block", Reason: refusal(rb)}, nil
+	}
+	r.warnFailed(rb)
+	return Answer{Context: noteText(rb.Notes)}, nil
+}
+
+func refusal(b engine.BoundaryResult) string {
+	if b.Reason != "" {
+		return b.Reason
+	}
+	if b.Error != "" {
+		return "attune: " + b.Error
+	}
+	return "refused by attune"
+}
+
+func (r *Runtime) warnFailed(b engine.BoundaryResult) {
+	if b.Status == engine.StatusFailed && b.Error != "" {
+		fmt.Fprintf(r.log, "attune: a hook failed: %s\n", b.Error)
+	}
+}
+
+func noteText(notes []engine.Note) string {
+	var texts []string
+	for _, n := range notes {
+		texts = append(texts, n.Text)
+	}
+	return strings.Join(texts, "\n\n")
+}
+
+// ensureTurn opens a turn and a round for an event that comes without
+// one (a subagent's first tool call; hooks installed mid-session) and
+// returns the notes placed.
+func ensureTurn(ctx context.Context, inst *engine.Instance) (string, error) {
+	_, _, inTurn, inRound := inst.Turn()
+	if !inTurn {
+		tb, err := inst.BeginTurn(ctx, engine.TurnInput{})
+		if err != nil {
+			return "", err
+		}
+		if _, _, inTurn, _ := inst.Turn(); !inTurn {
+			return "", errors.New(refusal(tb))
+		}
+	}
+	if !inRound {
+		rb, err := inst.BeginRound(ctx)
+		if err != nil {
+			return "", err
+		}
+		if _, _, _, inRound := inst.Turn(); !inRound {
+			return "", errors.New(refusal(rb))
+		}
+		return noteText(rb.Notes), nil
+	}
+	return "", nil
+}
+
+// tool registers the agent's tool with the engine (its core runs in the
+// agent) and returns its path.
+func (r *Runtime) tool(d Dialect, h *config.HookHarness, name string) (string, error) {
+	path := d.ToolPath(name)
+	effects, ok := h.Tools[name]
+	if !ok {
+		effects = d.Effects(name)
+	}
+	key := strings.Join(effects, ",")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if have, ok := r.tools[path]; ok && have == key {
+		return path, nil
+	}
+	err := r.e.RegisterTool(engine.HostTool{Path: path, Effects: effects, Core: outside})
+	if err == nil {
+		r.tools[path] = key
+	}
+	return path, err
+}
+
+func outside(context.Context, any) (any, error) {
+	return nil, errors.New("this tool runs in the agent, not in attune")
+}
+
+func (r *Runtime) toolPre(ctx context.Context, d Dialect, h *config.HookHarness, inst *engine.Instance, ev Event) (Answer, error) {
+	if ev.Tool == "" {
+		return Answer{}, fmt.Errorf("%w: %s without tool_name", ErrBadEvent, ev.Name)
+	}
+	placed, err := ensureTurn(ctx, inst)
+	if err != nil {
+		return Answer{Decision: "deny", Reason: err.Error()}, nil
+	}
+	path, err := r.tool(d, h, ev.Tool)
+	if err != nil {
+		return Answer{}, err
+	}
+	args := map[string]any{}
+	if ev.ToolInput != nil {
+		args = ev.ToolInput
+	}
+	op := inst.ToolBegin(ctx, engine.ToolCall{Path: path, Args: args}, ev.ToolUseID)
+	a := Answer{Context: placed}
+	switch op.Status {
+	case engine.StatusPending:
+		var asks []string
+		for _, m := range op.Marks {
+			if slices.Contains(h.AskMarks, m) {
+				asks = append(asks, m)
+			}
+		}
+		if len(asks) > 0 {
+			a.Decision, a.Reason = "ask", "attune: the call is marked "+strings.Join(asks, ", ")
+		}
+		if !reflect.DeepEqual(op.Args, any(args)) {
+			m, ok := op.Args.(map[string]any)
+			if !ok {
+				return Answer{}, fmt.Errorf("a guard rewrote the input of %s into %T; the agent needs an object", ev.Tool, op.Args)
+			}
+			a.UpdatedInput = m
+			if a.Decision == "" {
+				a.Decision, a.Reason = "allow", "attune: arguments rewritten by a guard"
+			}
+		}
+		return a, nil
+	case engine.StatusRefused:
+		a.Decision, a.Reason = "deny", op.Reason
+		return a, nil
+	}
+	err = errors.New(op.Error)
+	fmt.Fprintf(r.log, "attune hook %s: %s %s: %v\n", d.Name(), ev.Name, ev.Tool, err)
+	if h.FailOpen {
+		a.SystemMessage = "attune: " + op.Error + " (attune fails open: the call goes ahead)"
+		return a, nil
+	}
+	a.Decision, a.Reason = "deny", "attune: "+op.Error+" (attune fails closed)"
+	return a, nil
+}
+
+func (r *Runtime) toolPost(ctx context.Context, d Dialect, h *config.HookHarness, inst *engine.Instance, ev Event) (Answer, error) {
+	if ev.Tool == "" {
+		return Answer{}, fmt.Errorf("%w: %s without tool_name", ErrBadEvent, ev.Name)
+	}
+	placed, err := ensureTurn(ctx, inst)
+	if err != nil {
+		return Answer{}, err
+	}
+	path, err := r.tool(d, h, ev.Tool)
+	if err != nil {
+		return Answer{}, err
+	}
+	failure := ""
+	if ev.Kind == ToolFail {
+		failure = ev.Error
+	}
+	out, err := inst.ToolEnd(ctx, engine.ToolCall{Path: path, Args: ev.ToolInput}, ev.ToolUseID, ev.ToolResponse, failure)
+	if err != nil && !errors.Is(err, engine.ErrNoOpenCall) {
+		return Answer{}, err
+	}
+	texts := out.Diagnostics
+	if placed != "" {
+		texts = append([]string{placed}, texts...)
+	}
+	a := Answer{Context: strings.Join(texts, "\n\n")}
+	if ev.Kind == ToolPost && out.Status != engine.StatusOK {
+		fmt.Fprintf(r.log, "attune hook %s: %s %s: %s\n", d.Name(), ev.Name, ev.Tool, out.Error)
+		a.SystemMessage = "attune: " + out.Error
+	}
+	return a, nil
+}
+
+// stop: round end with host_continue false; an activating note opens the
+// next round and the agent continues with the notes placed into it.
+func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (Answer, error) {
+	_, _, inTurn, inRound := inst.Turn()
+	if !inTurn {
+		if ev.Kind != SubagentStop {
+			return Answer{}, nil
+		}
+		if _, err := ensureTurn(ctx, inst); err != nil {
+			return Answer{}, err
+		}
+		inRound = true
+	}
+	var ended []engine.Note
+	if inRound {
+		end, err := inst.EndRound(ctx, engine.RoundEnd{HostContinue: false, Output: ev.LastMessage})
+		if err != nil {
+			return Answer{}, err
+		}
+		r.warnFailed(end)
+		if end.Continue {
+			rb, err := inst.BeginRound(ctx)
+			if err != nil {
+				return Answer{}, err
+			}
+			if _, _, _, open := inst.Turn(); open {
+				text := noteText(rb.Notes)
+				if text == "" {
+					text = activating(end.Notes)
+				}
+				return Answer{Decision: "block", Reason: text}, nil
+			}
+			fmt.Fprintf(r.log, "attune: the activated round was refused: %s\n", refusal(rb))
+		}
+		ended = end.Notes
+	}
+	te, err := inst.EndTurn(ctx)
+	if err != nil {
+		return Answer{}, err
+	}
+	r.warnFailed(te)
+	return Answer{SystemMessage: noteText(append(ended, te.Notes...))}, nil
+}
+
+func activating(notes []engine.Note) string {
+	var out []engine.Note
+	for _, n := range notes {
+		if n.Kind == "activating" {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return "continue"
+	}
+	return noteText(out)
+}
