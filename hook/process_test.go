@@ -78,7 +78,7 @@ local function bump()
 end
 hook.tool("claude/*", {post = function(c, out)
   local n = bump()
-  notify("counted " .. c.args.command)
+  notify("counted " .. c.path)
   return "count " .. n
 end})
 `
