@@ -42,6 +42,10 @@ type BoundaryResult struct {
 	Continue bool
 	// LoopEnd joins the host's addenda with the turn's notes (turn end).
 	LoopEnd *session.LoopEnd
+	// RefusedBy is "guard" when a boundary guard refused.
+	RefusedBy string
+	// Err is the error behind a refusal or failure (nil when ok), an *Error.
+	Err error
 }
 
 // bchain runs the guards of one boundary (R3.1).
@@ -67,7 +71,7 @@ func (b *bchain) step(k int) Outcome {
 	st := r.st
 	owned, err := r.lock(fr)
 	if err != nil {
-		return Outcome{Status: StatusFailed, Error: errText(err)}
+		return failedOut(r, err)
 	}
 	v, reason := verdictOther, ""
 	rt := recordTable(r, b.rec)
@@ -82,7 +86,7 @@ func (b *bchain) step(k int) Outcome {
 	}
 	r.unlock(owned)
 	if err != nil {
-		return Outcome{Status: StatusFailed, Error: errText(err)}
+		return failedOut(r, err)
 	}
 	switch v {
 	case verdictRetry:
@@ -175,10 +179,10 @@ func (s *sessionState) record0(kind, phase string) map[string]any {
 // runHooks runs the hooks of one boundary phase in parallel across
 // registries (R3.2), each with its own copy of the record, and returns the
 // notes in pin order then declaration order, and the first failure.
-func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string, rec map[string]any, callID string) ([]session.Note, string) {
+func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string, rec map[string]any, callID string) ([]session.Note, *Error) {
 	hooks := set.hooks[kind+"/"+phase]
 	if len(hooks) == 0 {
-		return nil, ""
+		return nil, nil
 	}
 	type result struct {
 		sink noteSink
@@ -230,12 +234,12 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 		wg.Wait()
 	}
 	var notes []session.Note
-	failure := ""
+	var failure *Error
 	for k, res := range results {
 		notes = append(notes, res.sink.notes...)
 		if res.err != nil {
-			if failure == "" {
-				failure = errText(res.err)
+			if failure == nil {
+				failure = scriptErr(hooks[k].reg, res.err)
 			}
 			i.postFailBoundary(ctx, hooks[k], rec, Outcome{Status: StatusFailed, Error: errText(res.err)}, callID)
 		}
@@ -275,7 +279,16 @@ func (i *Instance) refuseBoundary(ctx context.Context, set *regSet, kind string,
 }
 
 func refusedResult(out Outcome) BoundaryResult {
-	return BoundaryResult{Status: out.Status, Reason: out.Reason, Error: out.Error}
+	r := BoundaryResult{Status: out.Status, Reason: out.Reason, Error: out.Error, RefusedBy: out.RefusedBy, Err: out.Err}
+	r.settle()
+	return r
+}
+
+// failedWith marks a boundary result failed by its first hook failure.
+func (r *BoundaryResult) failedWith(failure *Error) {
+	if failure != nil {
+		r.Status, r.Error, r.Err = StatusFailed, failure.Error(), failure
+	}
 }
 
 // BeginTurn opens a turn: the re-attuned pin applies now (R2.5), turn
@@ -284,11 +297,11 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed.Load() {
-		return BoundaryResult{}, fmt.Errorf("instance %s is not running", i.id)
+		return BoundaryResult{}, errorf(CodeNotRunning, "instance %s is not running", i.id)
 	}
 	s := i.sess.Load()
 	if s.inTurn {
-		return BoundaryResult{}, fmt.Errorf("turn %d of %s is still open: end it first", s.turn, i.id)
+		return BoundaryResult{}, errorf(CodeStillOpen, "turn %d of %s is still open: end it first", s.turn, i.id)
 	}
 	if i.pending != nil {
 		i.applyPending()
@@ -333,9 +346,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	notes, failure := i.runHooks(ctx, set, "turn", "start", rec, callID)
 	s.emit(notes)
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes}
-	if failure != "" {
-		res.Status, res.Error = StatusFailed, failure
-	}
+	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
 
@@ -346,10 +357,10 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	defer i.mu.Unlock()
 	s := i.sess.Load()
 	if !s.inTurn {
-		return BoundaryResult{}, fmt.Errorf("%s has no open turn: begin a turn first", i.id)
+		return BoundaryResult{}, errorf(CodeNoOpenTurn, "%s has no open turn: begin a turn first", i.id)
 	}
 	if s.inRound {
-		return BoundaryResult{}, fmt.Errorf("round %d of turn %d is still open: end it first", s.round, s.turn)
+		return BoundaryResult{}, errorf(CodeStillOpen, "round %d of turn %d is still open: end it first", s.round, s.turn)
 	}
 	set := i.turnSet
 	s.mu.Lock()
@@ -380,9 +391,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 		}
 	}
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: placed}
-	if failure != "" {
-		res.Status, res.Error = StatusFailed, failure
-	}
+	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
 
@@ -398,7 +407,7 @@ func (i *Instance) EndRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, error) {
 	s := i.sess.Load()
 	if !s.inRound {
-		return BoundaryResult{}, fmt.Errorf("%s has no open round", i.id)
+		return BoundaryResult{}, errorf(CodeNoOpenRound, "%s has no open round", i.id)
 	}
 	set := i.turnSet
 	rec := s.record0("round", "end")
@@ -419,9 +428,7 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 	s.activated = cont && !in.HostContinue
 	s.record(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont})
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont}
-	if failure != "" {
-		res.Status, res.Error = StatusFailed, failure
-	}
+	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
 
@@ -434,7 +441,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	defer i.mu.Unlock()
 	s := i.sess.Load()
 	if !s.inTurn {
-		return BoundaryResult{}, fmt.Errorf("%s has no open turn", i.id)
+		return BoundaryResult{}, errorf(CodeNoOpenTurn, "%s has no open turn", i.id)
 	}
 	var early []Note
 	if s.inRound {
@@ -469,9 +476,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	}
 	le := session.Merge(addenda, turnNotes)
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: append(early, notes...), LoopEnd: &le}
-	if failure != "" {
-		res.Status, res.Error = StatusFailed, failure
-	}
+	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
 
@@ -480,7 +485,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 func (i *Instance) Consume(ctx context.Context, id string) error {
 	s := i.sess.Load()
 	if err := s.book.Consume(id); err != nil {
-		return err
+		return wrapErr(CodeNote, err, "")
 	}
 	s.record(session.Entry{Type: session.Consume, ID: id})
 	return s.flush(ctx)

@@ -29,6 +29,17 @@
 //   - Journal (sessionstate.go, replay.go, package session): every boundary,
 //     host delivery and host call of a session, for replay and hydration.
 //
+// Errors a host may act on are typed: every error the facade returns, and
+// the Err of every refused or failed Outcome, MethodOutcome,
+// BoundaryResult and CommandResult, is an *Error with a Code
+// (CodeStaleRevision, CodeCallID, CodeGrant, CodeSchema, CodePinMissing,
+// CodeCancelled, CodeBudget, CodeHostTimeout, CodeNotRunning,
+// CodeNoOpenTurn, CodeUnknownBot, ... and the refused_by words), the
+// program and position of a script failure, and the cause. Its text is the
+// message the result carries (Error or Reason), unchanged. Check a kind
+// with errors.Is against a sentinel (errors.Is(err, engine.ErrNotRunning))
+// or with CodeOf(err); errors.As(err, &schemaErr) finds a *SchemaError.
+//
 // Choices where the specification leaves room (see also README.md):
 //
 //   - Tool calls made while no turn is open are not journaled: replay

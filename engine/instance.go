@@ -90,16 +90,16 @@ func (i *Instance) Pin() *pin.Pin { return i.cur.Load().pin }
 // Start creates an instance, or brings back a stored one (its pin wins).
 func (e *Engine) Start(ctx context.Context, o StartOptions) (*Instance, error) {
 	if o.ID == "" {
-		return nil, errors.New("start: an instance needs an id")
+		return nil, errorf(CodeInvalid, "start: an instance needs an id")
 	}
 	if old, ok := e.Instance(o.ID); ok {
-		return nil, fmt.Errorf("start: instance %s is already running (restart it to bring it back from the store)", old.id)
+		return nil, errorf(CodeAlreadyRunning, "start: instance %s is already running (restart it to bring it back from the store)", old.id)
 	}
 	rec, err := e.loadRecord(ctx, o.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		if o.Bot == "" {
-			return nil, fmt.Errorf("start: instance %s is new and needs a bot", o.ID)
+			return nil, errorf(CodeInvalid, "start: instance %s is new and needs a bot", o.ID)
 		}
 		rec = &instanceRecord{Bot: o.Bot, Kind: o.Kind, Role: o.Role, Session: o.Session, Parent: o.Parent}
 		if rec.Kind == "" {
@@ -112,7 +112,7 @@ func (e *Engine) Start(ctx context.Context, o StartOptions) (*Instance, error) {
 		return nil, err
 	default:
 		if o.Bot != "" && o.Bot != rec.Bot {
-			return nil, fmt.Errorf("start: instance %s runs bot %s, not %s", o.ID, rec.Bot, o.Bot)
+			return nil, errorf(CodeInvalid, "start: instance %s runs bot %s, not %s", o.ID, rec.Bot, o.Bot)
 		}
 		if o.Session != "" {
 			rec.Session = o.Session
@@ -143,13 +143,13 @@ func (e *Engine) loadRecord(ctx context.Context, id string) (*instanceRecord, er
 func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Instance, error) {
 	bot, ok := e.cfg.Bots[rec.Bot]
 	if !ok {
-		return nil, fmt.Errorf("start %s: no bot named %s in %s", id, rec.Bot, cfgName(e.cfg))
+		return nil, errorf(CodeUnknownBot, "start %s: no bot named %s in %s", id, rec.Bot, cfgName(e.cfg))
 	}
 	p, err := pin.Load(ctx, e.st, id)
 	if errors.Is(err, store.ErrNotFound) {
 		p, err = e.resolve(ctx, bot)
 		if err != nil {
-			return nil, fmt.Errorf("start %s: %w", id, err)
+			return nil, wrapErr(CodeProgram, err, "start "+id)
 		}
 		if err := pin.Save(ctx, e.st, id, p); err != nil {
 			return nil, err
@@ -164,7 +164,7 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 	}
 	set, err := e.newSet(ctx, i, p)
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", id, err)
+		return nil, wrapErr(CodeProgram, err, "start "+id)
 	}
 	i.cur.Store(set)
 	data, _ := json.Marshal(rec)
@@ -185,7 +185,7 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 	if _, dup := e.instances[id]; dup {
 		e.mu.Unlock()
 		set.release()
-		return nil, fmt.Errorf("start: instance %s is already running", id)
+		return nil, errorf(CodeAlreadyRunning, "start: instance %s is already running", id)
 	}
 	e.instances[id] = i
 	e.mu.Unlock()
@@ -211,7 +211,7 @@ func (e *Engine) Restart(ctx context.Context, id string) (*Instance, error) {
 	}
 	rec, err := e.loadRecord(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("restart %s: %w", id, err)
+		return nil, wrapErr(CodeStore, err, "restart "+id)
 	}
 	return e.open(ctx, id, rec)
 }
@@ -250,7 +250,7 @@ func (i *Instance) live() (*regSet, error) {
 	for {
 		s := i.cur.Load()
 		if s == nil {
-			return nil, fmt.Errorf("instance %s is not running", i.id)
+			return nil, errorf(CodeNotRunning, "instance %s is not running", i.id)
 		}
 		if s.acquire() {
 			return s, nil
@@ -262,19 +262,19 @@ func (i *Instance) live() (*regSet, error) {
 // pin applies when the next turn starts (R2.5).
 func (i *Instance) Attune(ctx context.Context) error {
 	if i.closed.Load() {
-		return fmt.Errorf("instance %s is not running", i.id)
+		return errorf(CodeNotRunning, "instance %s is not running", i.id)
 	}
 	bot, ok := i.e.cfg.Bots[i.rec.Bot]
 	if !ok {
-		return fmt.Errorf("attune %s: no bot named %s", i.id, i.rec.Bot)
+		return errorf(CodeUnknownBot, "attune %s: no bot named %s", i.id, i.rec.Bot)
 	}
 	p, err := i.e.resolve(ctx, bot)
 	if err != nil {
-		return fmt.Errorf("attune %s: %w", i.id, err)
+		return wrapErr(CodeProgram, err, "attune "+i.id)
 	}
 	set, err := i.e.newSet(ctx, i, p)
 	if err != nil {
-		return fmt.Errorf("attune %s: %w", i.id, err)
+		return wrapErr(CodeProgram, err, "attune "+i.id)
 	}
 	if err := pin.Save(ctx, i.e.st, i.id, p); err != nil {
 		set.release()

@@ -62,6 +62,10 @@ type MethodOutcome struct {
 	// Diagnostics are failures of subscription handlers that ran after the
 	// call's actions were appended (the actions stay appended).
 	Diagnostics []string
+	// Err is the error behind a refusal or failure (nil when ok): an
+	// *Error whose Code is the refused_by word or the code Error starts
+	// with (CodeStaleRevision, CodeCallID, ...).
+	Err error
 }
 
 // methodCall is one call on its way through admission.
@@ -80,7 +84,7 @@ type methodCall struct {
 func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 	set, err := i.live()
 	if err != nil {
-		return MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: c.CallID}
+		return MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: c.CallID, Err: err}
 	}
 	defer set.release()
 	fresh := c.CallID == ""
@@ -92,9 +96,10 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 	if s := i.sess.Load(); s != nil && s.journaling.Load() {
 		s.record(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: c.Input, CallID: out.CallID, Auth: c.HostAuthority})
 		if err := s.flush(ctx); err != nil && out.Status == StatusOK {
-			out = MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Revision: out.Revision}
+			out = MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Revision: out.Revision, Err: wrapErr(CodeStore, err, "")}
 		}
 	}
+	out.settle()
 	return out
 }
 
@@ -246,7 +251,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		return refused(ByABI, why)
 	}
 	if err := m.input.check("input", c.Input); err != nil { // R5.3
-		return refused(BySchema, err.Error())
+		return schemaRefused(err)
 	}
 	inJSON, err := canonicalJSON(map[string]any{"method": m.name, "input": c.Input})
 	if err != nil {
@@ -280,7 +285,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	st := r.st
 	owned, err := r.lock(fr)
 	if err != nil {
-		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev}
+		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev, Err: handlerErr(r, err)}
 	}
 	var result any
 	v, reason := verdictOther, ""
@@ -307,14 +312,14 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		return out
 	}
 	if err != nil && !isDataError(err) {
-		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev}
+		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev, Err: handlerErr(r, err)}
 	}
 	if err != nil {
 		return MethodOutcome{Status: StatusFailed, Revision: rev,
 			Error: fmt.Sprintf("handler: method %s.%s (%s) returned a value that is not plain data: %v", o.addr, m.name, m.pos, err)}
 	}
 	if err := m.output.check("output", result); err != nil {
-		out := refused(BySchema, err.Error())
+		out := schemaRefused(err)
 		out.Revision = rev
 		return out
 	}

@@ -27,7 +27,7 @@ type ReplayResult struct {
 // host; method calls return their recorded results (R3.10, R5.6).
 func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	if i.closed.Load() {
-		return ReplayResult{}, fmt.Errorf("instance %s is not running", i.id)
+		return ReplayResult{}, errorf(CodeNotRunning, "instance %s is not running", i.id)
 	}
 	entries, err := i.sess.Load().j.Entries(ctx)
 	if err != nil {
@@ -35,7 +35,7 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	}
 	p, err := pin.Load(ctx, i.e.st, i.id)
 	if err != nil {
-		return ReplayResult{}, fmt.Errorf("replay %s: %w", i.id, err)
+		return ReplayResult{}, wrapErr(CodeReplay, err, "replay "+i.id)
 	}
 	// A shadow instance: same id, session and bot, fresh registries, not live.
 	sh := &Instance{e: i.e, rec: i.rec, id: i.id, idLV: i.idLV, sessLV: i.sessLV, botLV: i.botLV, bot: i.bot, ceiling: i.ceiling, nonce: "replay"}
@@ -44,7 +44,7 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	sh.sess.Store(shs)
 	set, err := i.e.newSet(ctx, sh, p)
 	if err != nil {
-		return ReplayResult{}, fmt.Errorf("replay %s: %w", i.id, err)
+		return ReplayResult{}, wrapErr(CodeReplay, err, "replay "+i.id)
 	}
 	sh.cur.Store(set)
 	defer sh.release()
@@ -63,11 +63,11 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 				// the turn ran another pin (a re-attunement): replay it with that one
 				np, perr := loadPinBlob(ctx, i.e, en.Pin)
 				if perr != nil {
-					return res, fmt.Errorf("replay %s: %w", i.id, perr)
+					return res, wrapErr(CodePinMissing, perr, "replay "+i.id)
 				}
 				ns, serr := i.e.newSet(ctx, sh, np)
 				if serr != nil {
-					return res, fmt.Errorf("replay %s: %w", i.id, serr)
+					return res, wrapErr(CodeProgram, serr, "replay "+i.id)
 				}
 				if old := sh.cur.Swap(ns); old != nil {
 					old.release()
@@ -102,7 +102,7 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 			res.Steps++
 		}
 		if err != nil {
-			return res, fmt.Errorf("replay %s: %w", i.id, err)
+			return res, wrapErr(CodeReplay, err, "replay "+i.id)
 		}
 	}
 	res.Notes = rp.notes
@@ -117,15 +117,15 @@ func (i *Instance) Hydrate(ctx context.Context) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed.Load() {
-		return fmt.Errorf("instance %s is not running", i.id)
+		return errorf(CodeNotRunning, "instance %s is not running", i.id)
 	}
 	p, err := pin.Load(ctx, i.e.st, i.id)
 	if err != nil {
-		return fmt.Errorf("hydrate %s: %w", i.id, err)
+		return wrapErr(CodeProgram, err, "hydrate "+i.id)
 	}
 	set, err := i.e.newSet(ctx, i, p)
 	if err != nil {
-		return fmt.Errorf("hydrate %s: %w", i.id, err)
+		return wrapErr(CodeProgram, err, "hydrate "+i.id)
 	}
 	sess, err := i.e.openSession(ctx, i)
 	if err != nil {
@@ -172,7 +172,7 @@ func (i *Instance) Rollback(ctx context.Context, toTurn int) error {
 		}
 	}
 	if cut < 0 {
-		return fmt.Errorf("rollback %s: turn %d never ended in session %s", i.id, toTurn, i.rec.Session)
+		return errorf(CodeInvalid, "rollback %s: turn %d never ended in session %s", i.id, toTurn, i.rec.Session)
 	}
 	if err := truncateOwners(ctx, i, revs); err != nil {
 		return err
@@ -223,13 +223,13 @@ type SpawnOptions struct {
 // new session, and the parent's lineage (R3.12).
 func (i *Instance) Spawn(ctx context.Context, o SpawnOptions) (*Instance, error) {
 	if i.closed.Load() {
-		return nil, fmt.Errorf("instance %s is not running", i.id)
+		return nil, errorf(CodeNotRunning, "instance %s is not running", i.id)
 	}
 	if o.Role == "" {
 		o.Role = RoleWorker
 	}
 	if o.Role != RoleWorker && o.Role != RoleExaminer {
-		return nil, fmt.Errorf("spawn: kind %q: want worker or examiner", o.Role)
+		return nil, errorf(CodeInvalid, "spawn: kind %q: want worker or examiner", o.Role)
 	}
 	if o.Bot == "" {
 		o.Bot = i.rec.Bot
@@ -254,6 +254,8 @@ type CommandResult struct {
 	Status string
 	Error  string
 	Notes  []Note
+	// Err is the error behind a failure (nil when ok), an *Error.
+	Err error
 }
 
 // Command runs pack command NAME (/NAME TEXT): its file is loaded from the
@@ -261,12 +263,12 @@ type CommandResult struct {
 func (i *Instance) Command(ctx context.Context, name, text string) CommandResult {
 	set, err := i.live()
 	if err != nil {
-		return CommandResult{Status: StatusFailed, Error: err.Error()}
+		return CommandResult{Status: StatusFailed, Error: err.Error(), Err: err}
 	}
 	defer set.release()
 	r, err := set.command(ctx, name)
 	if err != nil {
-		return CommandResult{Status: StatusFailed, Error: err.Error()}
+		return CommandResult{Status: StatusFailed, Error: err.Error(), Err: wrapErr(CodeProgram, err, "")}
 	}
 	callID := i.newCallID()
 	d := r.commandDecl()
@@ -281,10 +283,10 @@ func (i *Instance) Command(ctx context.Context, name, text string) CommandResult
 	}
 	ferr := ss.flush(ctx)
 	if err != nil {
-		return CommandResult{Status: StatusFailed, Error: errText(err), Notes: sink.notes}
+		return CommandResult{Status: StatusFailed, Error: errText(err), Notes: sink.notes, Err: scriptErr(r, err)}
 	}
 	if ferr != nil {
-		return CommandResult{Status: StatusFailed, Error: ferr.Error(), Notes: sink.notes}
+		return CommandResult{Status: StatusFailed, Error: ferr.Error(), Notes: sink.notes, Err: wrapErr(CodeStore, ferr, "")}
 	}
 	return CommandResult{Status: StatusOK, Notes: sink.notes}
 }
@@ -293,7 +295,7 @@ func (i *Instance) Command(ctx context.Context, name, text string) CommandResult
 func loadPinBlob(ctx context.Context, e *Engine, sha string) (*pin.Pin, error) {
 	data, err := e.st.GetBlob(ctx, sha)
 	if err != nil {
-		return nil, fmt.Errorf("pin-missing: the pin of a recorded turn (sha256 %s): %w", sha, err)
+		return nil, errorf(CodePinMissing, "pin-missing: the pin of a recorded turn (sha256 %s): %w", sha, err)
 	}
 	var p pin.Pin
 	if err := json.Unmarshal(data, &p); err != nil {

@@ -38,6 +38,10 @@ type Outcome struct {
 	// (the floor never saw the call).
 	Hidden bool
 	CallID string
+	// Err is the error behind a refusal or failure (nil when ok): an
+	// *Error whose Code is the refused_by word or the failure's kind, and
+	// whose text is Reason or Error.
+	Err error
 }
 
 // ToolCall is one call of a tool by the host.
@@ -135,13 +139,27 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 			if te != nil && te.quick && i.sess.Load().quiet() {
 				res, err := te.core(ctx, c.Args)
 				if err != nil {
-					return Outcome{Status: StatusFailed, Error: err.Error()}
+					return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err)}
 				}
 				return Outcome{Status: StatusOK, Result: res}
 			}
 		}
 	}
-	return i.tool(ctx, c)
+	out := i.tool(ctx, c)
+	out.settle()
+	return out
+}
+
+// coreErr classifies the error a host core returned.
+func coreErr(err error) *Error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	code := CodeCore
+	if c := ctxCode(err); c != "" {
+		code = c
+	}
+	return &Error{Code: code, Message: err.Error(), Err: err}
 }
 
 // tool is every other call: the ceiling, the floor, the chain, the journal.
@@ -150,12 +168,13 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	// release it meanwhile, and its registries close with the last holder
 	set, err := i.live()
 	if err != nil {
-		return Outcome{Status: StatusFailed, Error: err.Error()}
+		return Outcome{Status: StatusFailed, Error: err.Error(), Err: err}
 	}
 	defer set.release()
 	te := set.toolTable().m[c.Path]
 	if te == nil {
-		return Outcome{Status: StatusFailed, Error: "no tool named " + c.Path + " (neither a host tool nor a define/tool of this pin)"}
+		msg := "no tool named " + c.Path + " (neither a host tool nor a define/tool of this pin)"
+		return Outcome{Status: StatusFailed, Error: msg, Err: &Error{Code: CodeUnknownTool, Message: msg}}
 	}
 	if !te.allowed { // R4.1
 		return Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
@@ -166,7 +185,7 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 		}
 		res, err := te.host.Core(ctx, c.Args)
 		if err != nil {
-			return Outcome{Status: StatusFailed, Error: err.Error()}
+			return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err)}
 		}
 		return Outcome{Status: StatusOK, Result: res}
 	}
@@ -174,7 +193,7 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	if ss := i.sess.Load(); ss.journaling.Load() {
 		ss.record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
 		if err := ss.flush(ctx); err != nil && out.Status == StatusOK {
-			out = Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID}
+			out = Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Err: wrapErr(CodeStore, err, "")}
 		}
 	}
 	return out
@@ -349,7 +368,7 @@ func (c *chain) step(k int, args any) Outcome {
 	fr.guard = gr
 	owned, err := r.lock(fr)
 	if err != nil {
-		return Outcome{Status: StatusFailed, Error: errText(err)}
+		return failedOut(r, err)
 	}
 	gr.call = c.record(r, args)
 	err = r.run(fr, luabind.Callback, g.fn, 1, gr.call, r.invokeFn)
@@ -364,7 +383,7 @@ func (c *chain) step(k int, args any) Outcome {
 	}
 	r.unlock(owned)
 	if err != nil {
-		return Outcome{Status: StatusFailed, Error: errText(err)}
+		return failedOut(r, err)
 	}
 	if c.retry {
 		return Outcome{}
@@ -448,7 +467,7 @@ func (c *chain) inner(args any) Outcome {
 			r.unlock(owned)
 		}
 		if err != nil {
-			return Outcome{Status: StatusFailed, Error: errText(err)}
+			return failedOut(r, err)
 		}
 	}
 	out := c.core(args)
@@ -468,7 +487,7 @@ func (c *chain) post(args any, out Outcome) Outcome {
 		fr := c.frame(r, &h.decl)
 		owned, err := r.lock(fr)
 		if err != nil {
-			return Outcome{Status: StatusFailed, Error: errText(err)}
+			return failedOut(r, err)
 		}
 		rec, orec := c.record(r, args), outcomeRecord(r, out)
 		err = r.run(fr, luabind.Callback, h.post, 1, rec, orec)
@@ -481,7 +500,7 @@ func (c *chain) post(args any, out Outcome) Outcome {
 		}
 		r.unlock(owned)
 		if err != nil {
-			return Outcome{Status: StatusFailed, Error: errText(err)}
+			return failedOut(r, err)
 		}
 		if s, ok := d.(lua.LString); ok {
 			out.Diagnostics = append(out.Diagnostics, string(s))
@@ -499,20 +518,20 @@ func (c *chain) core(args any) Outcome {
 	if te.host != nil {
 		res, err := c.i.hostCore(c.ctx, te, args)
 		if err != nil {
-			return Outcome{Status: StatusFailed, Error: err.Error()}
+			return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err)}
 		}
 		return Outcome{Status: StatusOK, Result: res}
 	}
 	d := te.def
 	if err := d.input.check("input", args); err != nil {
-		return Outcome{Status: StatusRefused, RefusedBy: "schema", Reason: err.Error()}
+		return Outcome{Status: StatusRefused, RefusedBy: BySchema, Reason: err.Error(), Err: &Error{Code: CodeSchema, Message: err.Error(), Err: err}}
 	}
 	r := d.reg
 	fr := c.frame(r, &d.decl)
 	st := r.st
 	owned, err := r.lock(fr)
 	if err != nil {
-		return Outcome{Status: StatusFailed, Error: errText(err)}
+		return failedOut(r, err)
 	}
 	var res any
 	if err = r.run(fr, luabind.Callback, d.fn, 1, fr.ctxTable(), st.ToLua(args)); err == nil {
@@ -525,10 +544,10 @@ func (c *chain) core(args any) Outcome {
 	}
 	r.unlock(owned)
 	if err != nil {
-		return Outcome{Status: StatusFailed, Error: errText(err)}
+		return failedOut(r, err)
 	}
 	if err := d.output.check("output", res); err != nil {
-		return Outcome{Status: StatusRefused, RefusedBy: "schema", Reason: err.Error()}
+		return Outcome{Status: StatusRefused, RefusedBy: BySchema, Reason: err.Error(), Err: &Error{Code: CodeSchema, Message: err.Error(), Err: err}}
 	}
 	return Outcome{Status: StatusOK, Result: res}
 }

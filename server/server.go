@@ -66,8 +66,14 @@ type message struct {
 }
 
 type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int        `json:"code"`
+	Message string     `json:"message"`
+	Data    *errorData `json:"data,omitempty"`
+}
+
+// errorData names the engine's error code (engine.Code).
+type errorData struct {
+	Code string `json:"code"`
 }
 
 // Server serves one engine over one stream pair.
@@ -173,7 +179,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader) error {
 		}
 		var m message
 		if err := json.Unmarshal(line, &m); err != nil {
-			_ = s.send(message{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{codeParse, "parse error: " + err.Error()}})
+			_ = s.send(message{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: codeParse, Message: "parse error: " + err.Error()}})
 			continue
 		}
 		if m.Method == "" { // an answer to one of our requests
@@ -198,7 +204,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader) error {
 			} else {
 				data, err := json.Marshal(res)
 				if err != nil {
-					out.Error = &rpcError{codeEngine, err.Error()}
+					out.Error = &rpcError{Code: codeEngine, Message: err.Error()}
 				} else {
 					out.Result = data
 				}
@@ -237,18 +243,24 @@ type params struct {
 func (s *Server) instance(id string) (*engine.Instance, *rpcError) {
 	i, ok := s.eng.Instance(id)
 	if !ok {
-		return nil, &rpcError{codeEngine, fmt.Sprintf("instance %q is not running (start it first)", id)}
+		return nil, &rpcError{Code: codeEngine, Message: fmt.Sprintf("instance %q is not running (start it first)", id), Data: &errorData{Code: string(engine.CodeNotRunning)}}
 	}
 	return i, nil
 }
 
-func engErr(err error) *rpcError { return &rpcError{codeEngine, err.Error()} }
+func engErr(err error) *rpcError {
+	r := &rpcError{Code: codeEngine, Message: err.Error()}
+	if c := engine.CodeOf(err); c != "" {
+		r.Data = &errorData{Code: string(c)}
+	}
+	return r
+}
 
 func (s *Server) dispatch(ctx context.Context, method string, raw json.RawMessage) (any, *rpcError) {
 	var p params
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, &rpcError{codeInvalidParams, "params: " + err.Error()}
+			return nil, &rpcError{Code: codeInvalidParams, Message: "params: " + err.Error()}
 		}
 	}
 	switch method {
@@ -283,7 +295,7 @@ func (s *Server) dispatch(ctx context.Context, method string, raw json.RawMessag
 			method == "attune" || method == "replay" || method == "hydrate" || method == "rollback" || method == "state" || method == "reset" {
 			return nil, rerr
 		}
-		return nil, &rpcError{codeMethodNotFound, "no method " + method}
+		return nil, &rpcError{Code: codeMethodNotFound, Message: "no method " + method}
 	}
 	switch method {
 	case "stop":
@@ -349,7 +361,7 @@ func (s *Server) dispatch(ctx context.Context, method string, raw json.RawMessag
 		}
 		return map[string]any{}, nil
 	}
-	return nil, &rpcError{codeMethodNotFound, "no method " + method}
+	return nil, &rpcError{Code: codeMethodNotFound, Message: "no method " + method}
 }
 
 func omit(s string) any {

@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"attune/luabind"
+)
+
+// Code names the kind of an engine error. Hosts branch on it: with
+// errors.Is against the sentinels below, or with errors.As into *Error and
+// a switch on Code. Over `attune serve` it is error.data.code (and the
+// "code" of a failed or refused outcome).
+type Code string
+
+// Codes of engine errors. The refusers of the tool chain and of methods
+// (ByCeiling, ByGrant, ...) are codes too: a refused outcome's Err carries
+// its refused_by word.
+const (
+	// A command's owner moved on between the fold its handler observed and
+	// the append: call again (R5.5).
+	CodeStaleRevision Code = "stale-revision"
+	// A call id reused with a different input (R5.6).
+	CodeCallID Code = "call-id"
+	// A method call from a program without the grant the method requires (R5.2).
+	CodeGrant Code = "grant"
+	// An input or output that does not satisfy its schema (R5.3).
+	CodeSchema Code = "schema"
+	// A recorded turn's pin is not in the store.
+	CodePinMissing Code = "pin-missing"
+	// The host's ctx was cancelled or expired: the call stopped (or never ran).
+	CodeCancelled Code = "cancelled"
+	// A callback ran past its time budget ([engine] callback_budget).
+	CodeBudget Code = "budget"
+	// A host callback (admit/read, the floor, a host core) did not answer
+	// within [engine] host_timeout.
+	CodeHostTimeout Code = "host-timeout"
+	// A host core returned an error or panicked.
+	CodeCore Code = "core"
+	// The instance is not live (never started, stopped, or closed).
+	CodeNotRunning Code = "not-running"
+	// The instance is already live (Start of a running id).
+	CodeAlreadyRunning Code = "already-running"
+	// A round or turn-end step without an open turn.
+	CodeNoOpenTurn Code = "no-open-turn"
+	// A round-end step without an open round.
+	CodeNoOpenRound Code = "no-open-round"
+	// A turn (or round) begins while the previous one is still open.
+	CodeStillOpen Code = "still-open"
+	// The configuration has no bot of that name.
+	CodeUnknownBot Code = "unknown-bot"
+	// No tool of that path (neither a host tool nor a define/tool of the pin).
+	CodeUnknownTool Code = "unknown-tool"
+	// An argument of the host's call is missing or wrong.
+	CodeInvalid Code = "invalid"
+	// A script threw: Program and Position say where.
+	CodeScript Code = "script"
+	// A program does not load (compile, register or validate/configuration).
+	CodeProgram Code = "program"
+	// Method admission and handling (R5.2-R5.8): the method is unknown, its
+	// handler threw, its reducer failed, the owner cannot be read.
+	CodeMethod  Code = "method"
+	CodeHandler Code = "handler"
+	CodeReducer Code = "reducer"
+	CodeOwner   Code = "owner"
+	// Revision errors of an owner's log (a snapshot or an entry out of place).
+	CodeRevision Code = "revision"
+	// A replay met something the journal cannot answer.
+	CodeReplay Code = "replay"
+	// A note cannot be consumed (unknown, consumed or expired, R3.7).
+	CodeNote Code = "note"
+	// The store failed.
+	CodeStore Code = "store"
+)
+
+// Error is an engine error a host may act on. Error() is the message text
+// the engine has always given (the spec's texts, such as
+// "stale-revision: owner ... moved from revision 3 to 4"); Code classifies
+// it; Program and Position say where a script was when it applies; Err is
+// the cause (a store error, context.Canceled, luabind.ErrBudget ...), so
+// errors.Is(err, context.DeadlineExceeded) works through it.
+//
+//	var ee *engine.Error
+//	if errors.As(out.Err, &ee) && ee.Code == engine.CodeStaleRevision { retry() }
+//	if errors.Is(err, engine.ErrNotRunning) { restart() }
+type Error struct {
+	Code     Code
+	Program  string // the program a script failure belongs to, if any
+	Position string // "file:line" where a script threw, if known
+	Message  string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Message != "":
+		return e.Message
+	case e.Err != nil:
+		return e.Err.Error()
+	}
+	return string(e.Code)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error of the same code carrying no
+// message of its own (the sentinels below), so errors.Is(err,
+// engine.ErrNotRunning) matches every not-running error.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Err == nil && t.Code == e.Code
+}
+
+// Sentinels for errors.Is; each matches every *Error of its code.
+var (
+	ErrStaleRevision  = &Error{Code: CodeStaleRevision}
+	ErrCallID         = &Error{Code: CodeCallID}
+	ErrGrant          = &Error{Code: CodeGrant}
+	ErrSchema         = &Error{Code: CodeSchema}
+	ErrPinMissing     = &Error{Code: CodePinMissing}
+	ErrCancelled      = &Error{Code: CodeCancelled}
+	ErrBudget         = &Error{Code: CodeBudget}
+	ErrHostTimeout    = &Error{Code: CodeHostTimeout}
+	ErrCore           = &Error{Code: CodeCore}
+	ErrNotRunning     = &Error{Code: CodeNotRunning}
+	ErrAlreadyRunning = &Error{Code: CodeAlreadyRunning}
+	ErrNoOpenTurn     = &Error{Code: CodeNoOpenTurn}
+	ErrNoOpenRound    = &Error{Code: CodeNoOpenRound}
+	ErrStillOpen      = &Error{Code: CodeStillOpen}
+	ErrUnknownBot     = &Error{Code: CodeUnknownBot}
+	ErrUnknownTool    = &Error{Code: CodeUnknownTool}
+	ErrInvalid        = &Error{Code: CodeInvalid}
+	ErrScript         = &Error{Code: CodeScript}
+	ErrProgram        = &Error{Code: CodeProgram}
+)
+
+// CodeOf returns the code of an engine error ("" when err is not one).
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// errorf builds an *Error; a %w verb in format becomes its cause.
+func errorf(code Code, format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Code: code, Message: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// wrapErr gives err the code of its cause when it has one, else code,
+// and prefix in front of its text ("start a: ...").
+func wrapErr(code Code, err error, prefix string) *Error {
+	if c := CodeOf(err); c != "" {
+		code = c
+	} else if c := ctxCode(err); c != "" {
+		code = c
+	}
+	msg := err.Error()
+	if prefix != "" {
+		msg = prefix + ": " + msg
+	}
+	return &Error{Code: code, Message: msg, Err: err}
+}
+
+func ctxCode(err error) Code {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return CodeCancelled
+	}
+	if errors.Is(err, luabind.ErrBudget) {
+		return CodeBudget
+	}
+	return ""
+}
+
+// scriptPos finds the "file:line" prefix of a script error's text.
+var scriptPos = regexp.MustCompile(`^([^\s:]+\.(?:lua|scm):\d+):`)
+
+// scriptErr classifies the failure of a callback of registry r.
+func scriptErr(r *registry, err error) *Error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	code := ctxCode(err)
+	if code == "" {
+		code = codeOfText(errText(err))
+	}
+	if code == "" {
+		code = CodeScript
+	}
+	e := &Error{Code: code, Message: errText(err), Err: err}
+	if r != nil {
+		e.Program = r.program
+	}
+	if m := scriptPos.FindStringSubmatch(e.Message); m != nil {
+		e.Position = m[1]
+	}
+	return e
+}
+
+// failedOut is the outcome of a callback of r that failed with err.
+func failedOut(r *registry, err error) Outcome {
+	return Outcome{Status: StatusFailed, Error: errText(err), Err: scriptErr(r, err)}
+}
+
+// errorCodes are the codes a failure text may start with ("call-id: ...").
+var errorCodes = []Code{CodeStaleRevision, CodeCallID, CodePinMissing, CodeHandler, CodeReducer,
+	CodeRevision, CodeOwner, CodeMethod, CodeReplay, CodeSchema, CodeGrant, CodeCancelled}
+
+// codeOfText classifies a failure text by its leading code word (the
+// spec's prefixes), after Lua's position prefix when there is one.
+func codeOfText(text string) Code {
+	t := text
+	if m := scriptPos.FindStringSubmatch(t); m != nil {
+		t = strings.TrimSpace(t[len(m[0]):])
+	}
+	if strings.HasPrefix(t, luabind.ErrBudget.Error()) {
+		return CodeBudget
+	}
+	for _, c := range errorCodes {
+		if strings.HasPrefix(t, string(c)+":") {
+			return c
+		}
+	}
+	return ""
+}
+
+// settle fills in Err of an outcome that has none: a refusal's code is its
+// refused_by word; a failure's is the code its text starts with.
+func (o *Outcome) settle() {
+	if o.Err != nil || o.Status == StatusOK || o.Status == "" {
+		return
+	}
+	o.Err = outcomeErr(o.Status, o.RefusedBy, o.Reason, o.Error)
+}
+
+func outcomeErr(status, by, reason, text string) error {
+	if status == StatusRefused {
+		return &Error{Code: Code(by), Message: reason}
+	}
+	code := codeOfText(text)
+	if code == "" {
+		code = CodeScript
+	}
+	e := &Error{Code: code, Message: text}
+	if m := scriptPos.FindStringSubmatch(text); m != nil {
+		e.Position = m[1]
+	}
+	return e
+}
+
+func (o *MethodOutcome) settle() {
+	if o.Err != nil || o.Status == StatusOK || o.Status == "" {
+		return
+	}
+	o.Err = outcomeErr(o.Status, o.RefusedBy, o.Reason, o.Error)
+}
+
+func (r *BoundaryResult) settle() {
+	if r.Err != nil || r.Status == StatusOK || r.Status == "" {
+		return
+	}
+	by := r.RefusedBy
+	if by == "" {
+		by = ByGuard
+	}
+	r.Err = outcomeErr(r.Status, by, r.Reason, r.Error)
+}
+
+func (r *CommandResult) settle() {
+	if r.Err != nil || r.Status == StatusOK || r.Status == "" {
+		return
+	}
+	r.Err = outcomeErr(r.Status, "", "", r.Error)
+}
+
+// handlerErr is the failure of a method handler: "handler: TEXT", coded
+// budget or cancelled when that is what stopped it.
+func handlerErr(r *registry, err error) *Error {
+	e := scriptErr(r, err)
+	c := *e
+	c.Message = "handler: " + e.Message
+	if c.Code != CodeBudget && c.Code != CodeCancelled {
+		c.Code = CodeHandler
+	}
+	return &c
+}
+
+// schemaRefused is a method refused by its schema; errors.As(out.Err,
+// **SchemaError) finds the path of the violation.
+func schemaRefused(err error) MethodOutcome {
+	out := refused(BySchema, err.Error())
+	out.Err = &Error{Code: CodeSchema, Message: err.Error(), Err: err}
+	return out
+}
