@@ -133,9 +133,10 @@ func recordTable(r *registry, rec map[string]any) *lua.LTable {
 	return t
 }
 
-// boundaryFields are the fields of a boundary record (SPEC §10).
-var boundaryFields = []string{"kind", "phase", "turn", "round", "instance", "session", "bot",
-	"input", "context_fresh", "activated", "host_continue", "output"}
+// boundaryFields are the fields of a boundary record (SPEC §10), in sorted
+// order: a record iterates under pairs() in the order it was primed.
+var boundaryFields = []string{"activated", "bot", "context_fresh", "host_continue", "input",
+	"instance", "kind", "output", "phase", "round", "session", "turn"}
 
 // Words of the boundary record, boxed once for every state.
 var (
@@ -278,6 +279,22 @@ func (i *Instance) refuseBoundary(ctx context.Context, set *regSet, kind string,
 	}
 }
 
+// statusOf is a boundary's status given the failure of its hooks, if any.
+func statusOf(failure *Error) string {
+	if failure != nil {
+		return StatusFailed
+	}
+	return StatusOK
+}
+
+// failText is the text of a boundary's hook failure ("" when none).
+func failText(failure *Error) string {
+	if failure == nil {
+		return ""
+	}
+	return failure.Error()
+}
+
 func refusedResult(out Outcome) BoundaryResult {
 	r := BoundaryResult{Status: out.Status, Reason: out.Reason, Error: out.Error, RefusedBy: out.RefusedBy, Err: out.Err}
 	r.settle()
@@ -321,7 +338,8 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	s.journaling.Store(true)
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["turn"], rec: rec, callID: callID}
 	out := b.step(0)
-	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status}
+	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status,
+		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error}
 	if s.rp == nil {
 		if entry.Pin, err = set.pinBlob(ctx); err != nil {
 			set.release()
@@ -338,13 +356,15 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 		set.release()
 		return refusedResult(out), s.flush(ctx)
 	}
-	s.record(entry)
 	s.mu.Lock()
 	s.inTurn = true
 	s.mu.Unlock()
 	i.turnSet = set
 	notes, failure := i.runHooks(ctx, set, "turn", "start", rec, callID)
-	s.emit(notes)
+	s.emit(notes, callID)
+	// a step's entry follows what happened during it (deliveries, notes)
+	entry.Error = failText(failure)
+	s.record(entry)
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
@@ -370,7 +390,8 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	callID := s.boundaryID("round", "start")
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["round"], rec: rec, callID: callID}
 	out := b.step(0)
-	entry := session.Entry{Type: session.RoundBegin, Turn: s.turn, Round: s.round, Status: out.Status}
+	entry := session.Entry{Type: session.RoundBegin, Turn: s.turn, Round: s.round, Status: out.Status,
+		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error}
 	if out.Status != StatusOK {
 		i.refuseBoundary(ctx, set, "round", rec, out, callID)
 		s.record(entry)
@@ -379,10 +400,11 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 		s.mu.Unlock()
 		return refusedResult(out), s.flush(ctx)
 	}
-	s.record(entry)
 	s.inRound = true
 	notes, failure := i.runHooks(ctx, set, "round", "start", rec, callID)
-	s.emit(notes)
+	s.emit(notes, callID)
+	entry.Error = failText(failure)
+	s.record(entry)
 	var placed []Note
 	if s.rp == nil {
 		placed = s.book.Place()
@@ -417,7 +439,7 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 	}
 	callID := s.boundaryID("round", "end")
 	notes, failure := i.runHooks(ctx, set, "round", "end", rec, callID)
-	s.emit(notes)
+	s.emit(notes, callID)
 	cont := in.HostContinue
 	for _, n := range notes {
 		if n.Kind == session.Activating {
@@ -426,7 +448,8 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 	}
 	s.inRound = false
 	s.activated = cont && !in.HostContinue
-	s.record(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont})
+	s.record(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont,
+		CallID: callID, Status: statusOf(failure), Error: failText(failure)})
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
@@ -455,13 +478,13 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	rec := s.record0("turn", "end")
 	callID := s.boundaryID("turn", "end")
 	notes, failure := i.runHooks(ctx, set, "turn", "end", rec, callID)
-	s.emit(notes)
+	s.emit(notes, callID)
 	s.book.Seal()
 	revs, err := i.sessionRevs(ctx)
 	if err != nil {
 		return BoundaryResult{}, err
 	}
-	s.record(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs})
+	s.record(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs, CallID: callID, Status: statusOf(failure), Error: failText(failure)})
 	s.mu.Lock()
 	s.inTurn = false
 	s.mu.Unlock()

@@ -94,11 +94,12 @@ func (f *frame) childCallID() string {
 func (f *frame) ctxTable() *lua.LTable {
 	L := f.reg.st.L
 	t := L.CreateTable(0, 5)
-	t.RawSetString("instance", f.inst.idLV)
-	t.RawSetString("session", f.inst.sessLV)
+	// keys in sorted order, so pairs() visits them identically everywhere
 	t.RawSetString("bot", f.inst.botLV)
 	t.RawSetString("call_id", lua.LString(f.callID))
 	t.RawSetString("host_authority", lua.LBool(f.hostAuthority))
+	t.RawSetString("instance", f.inst.idLV)
+	t.RawSetString("session", f.inst.sessLV)
 	return t
 }
 

@@ -94,7 +94,8 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 	mc := &methodCall{i: i, set: set, ctx: ctx, c: c, fresh: fresh}
 	out := mc.run()
 	if s := i.sess.Load(); s != nil && s.journaling.Load() {
-		s.record(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: c.Input, CallID: out.CallID, Auth: c.HostAuthority})
+		s.record(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: c.Input, CallID: out.CallID, Auth: c.HostAuthority,
+			Status: out.Status, Result: out.Result, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error})
 		if err := s.flush(ctx); err != nil && out.Status == StatusOK {
 			out = MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Revision: out.Revision, Err: wrapErr(CodeStore, err, "")}
 		}
@@ -526,8 +527,8 @@ func (mc *methodCall) notify(o ownerRef, actions []any, callID string) []string 
 // replayMethod answers a journaled host method call in a replay: the call
 // id is recorded, so the stored result comes back and nothing is appended
 // (R3.10, R5.6).
-func replayMethod(ctx context.Context, i *Instance, en session.Entry) {
-	i.Method(ctx, MethodCall{Owner: en.Owner, Method: en.Name, Input: en.Value, CallID: en.CallID, HostAuthority: en.Auth})
+func replayMethod(ctx context.Context, i *Instance, en session.Entry) MethodOutcome {
+	return i.Method(ctx, MethodCall{Owner: en.Owner, Method: en.Name, Input: en.Value, CallID: en.CallID, HostAuthority: en.Auth})
 }
 
 // dataError marks a handler result that is not plain data.

@@ -47,6 +47,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -778,6 +779,13 @@ type jsonLua struct {
 	i      int
 	keys   map[string]string
 	values map[string]lua.LValue
+	kvs    []jsonMember // members of the objects being read
+}
+
+// jsonMember is one member of an object being decoded.
+type jsonMember struct {
+	k string
+	v lua.LValue
 }
 
 const maxIntern = 4096
@@ -832,28 +840,50 @@ func (d *jsonLua) value(depth int) (lua.LValue, error) {
 		if d.eat('}') {
 			return t, nil
 		}
+		// The members are set in sorted key order (pairs() follows the
+		// order keys were set in): gathered on d.kvs first unless they
+		// arrive sorted, as the engine's own encoding writes them.
+		start := len(d.kvs)
+		sorted := true
 		for {
 			d.ws()
 			k, err := d.str()
 			if err != nil {
+				d.kvs = d.kvs[:start]
 				return nil, err
 			}
 			d.ws()
 			if !d.eat(':') {
+				d.kvs = d.kvs[:start]
 				return nil, d.fail("want ':'")
 			}
 			v, err := d.value(depth + 1)
 			if err != nil {
+				d.kvs = d.kvs[:start]
 				return nil, err
 			}
-			t.RawSetString(k, v)
+			if n := len(d.kvs); n > start && d.kvs[n-1].k >= k {
+				sorted = false
+			}
+			d.kvs = append(d.kvs, jsonMember{k, v})
 			d.ws()
 			if d.eat(',') {
 				continue
 			}
 			if d.eat('}') {
+				kvs := d.kvs[start:]
+				if !sorted {
+					// a repeated key keeps its last value, as in the order read
+					slices.SortStableFunc(kvs, func(a, b jsonMember) int { return strings.Compare(a.k, b.k) })
+				}
+				for _, m := range kvs {
+					t.RawSetString(m.k, m.v)
+				}
+				clear(kvs)
+				d.kvs = d.kvs[:start]
 				return t, nil
 			}
+			d.kvs = d.kvs[:start]
 			return nil, d.fail("want ',' or '}'")
 		}
 	case c == '[':

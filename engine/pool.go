@@ -21,10 +21,12 @@ type tablePool struct {
 }
 
 // The fields of the two records. A fresh record is primed with all of its
-// fields, so any other key a handler sets shows in keysEverSet.
+// fields, so any other key a handler sets shows in keysEverSet. They are
+// listed in sorted order: a key keeps the place it was first set in, so a
+// record (fresh or recycled) iterates in sorted key order under pairs().
 var (
-	callFields    = []string{"path", "args", "marks", "attempt", "instance", "call_id"}
-	outcomeFields = []string{"status", "result", "diagnostics", "reason", "refused_by", "error"}
+	callFields    = []string{"args", "attempt", "call_id", "instance", "marks", "path"}
+	outcomeFields = []string{"diagnostics", "error", "reason", "refused_by", "result", "status"}
 )
 
 const poolSize = 8

@@ -122,7 +122,7 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 	}
 	r.st = luabind.NewState(luabind.Options{
 		Budget: e.budget,
-		Seed:   seedOf(r.id),
+		Seed:   registrySeed(set, name),
 		Print: func(s string) {
 			e.log.Info("print", "program", name, "instance", set.instance, "text", s)
 		},

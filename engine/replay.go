@@ -19,12 +19,19 @@ type ReplayResult struct {
 	Notes []Note
 	// Steps counts the recorded boundaries and calls that were re-run.
 	Steps int
+	// Diverged lists every way a replayed step differed from the recorded
+	// one: its status, refusal, error, result or notes, or an answer of the
+	// host it needed that the journal lacks (R3.10). Empty: the replay
+	// reproduced the session.
+	Diverged []Divergence
 }
 
 // Replay re-runs every recorded boundary and tool call of the instance's
 // session, in order, through fresh registries of the session's pin,
-// answering admit/read and host cores from the journal without calling the
-// host; method calls return their recorded results (R3.10, R5.6).
+// answering admit/read, host cores and the floor from the journal without
+// calling the host; method calls return their recorded results (R3.10,
+// R5.6). Each step's outcome and notes are compared with the recorded
+// ones, and every difference is reported in Diverged.
 func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	if i.closed.Load() {
 		return ReplayResult{}, errorf(CodeNotRunning, "instance %s is not running", i.id)
@@ -50,14 +57,23 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 	defer sh.release()
 	pinSHA, _ := set.pinBlob(ctx)
 	res := ReplayResult{}
-	for _, en := range entries {
+	from := 0 // the first entry of the next step's window
+	for k, en := range entries {
 		shs.gen = en.Gen
+		if !isStep(en) {
+			continue
+		}
+		win := entries[from:k]
+		from = k + 1
+		rp.window(win)
+		n0 := rp.noteCount()
+		var got stepOutcome
+		ran := true
 		switch en.Type {
-		case session.Repin:
-			// the next turn-begin entry names the new pin
 		case session.TurnBegin:
 			if shs.inTurn {
 				_, _ = sh.EndTurn(ctx)
+				n0 = rp.noteCount()
 			}
 			if en.Pin != "" && en.Pin != pinSHA {
 				// the turn ran another pin (a re-attunement): replay it with that one
@@ -74,36 +90,50 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 				}
 				pinSHA = en.Pin
 			}
-			_, err = sh.BeginTurn(ctx, TurnInput{Input: en.Input, ContextFresh: en.ContextFresh})
-			res.Steps++
+			var r BoundaryResult
+			r, err = sh.BeginTurn(ctx, TurnInput{Input: en.Input, ContextFresh: en.ContextFresh})
+			got = boundaryOutcome(r)
 		case session.RoundBegin:
-			if shs.inTurn {
-				_, err = sh.BeginRound(ctx)
-				res.Steps++
+			ran = shs.inTurn
+			if ran {
+				var r BoundaryResult
+				r, err = sh.BeginRound(ctx)
+				got = boundaryOutcome(r)
 			}
 		case session.RoundEnd:
-			if shs.inRound {
-				_, err = sh.EndRound(ctx, RoundEnd{HostContinue: en.HostContinue, Output: en.Output})
-				res.Steps++
+			ran = shs.inRound
+			if ran {
+				var r BoundaryResult
+				r, err = sh.EndRound(ctx, RoundEnd{HostContinue: en.HostContinue, Output: en.Output})
+				got = boundaryOutcome(r)
 			}
 		case session.TurnEnd:
-			if shs.inTurn {
-				_, err = sh.EndTurn(ctx)
-				res.Steps++
+			ran = shs.inTurn
+			if ran {
+				var r BoundaryResult
+				r, err = sh.EndTurn(ctx)
+				got = boundaryOutcome(r)
 			}
 		case session.Tool:
-			sh.Tool(ctx, ToolCall{Path: en.Path, Args: en.Value, CallID: en.CallID})
-			res.Steps++
+			o := sh.Tool(ctx, ToolCall{Path: en.Path, Args: en.Value, CallID: en.CallID})
+			got = stepOutcome{Status: o.Status, Reason: o.Reason, RefusedBy: o.RefusedBy, Error: o.Error, Result: o.Result, Diagnostics: o.Diagnostics}
 		case session.Method:
-			replayMethod(ctx, sh, en)
-			res.Steps++
+			o := replayMethod(ctx, sh, en)
+			got = stepOutcome{Status: o.Status, Reason: o.Reason, RefusedBy: o.RefusedBy, Error: o.Error, Result: o.Result}
 		case session.Command:
-			sh.Command(ctx, en.Name, fmt.Sprint(en.Input))
-			res.Steps++
+			o := sh.command(ctx, en.Name, fmt.Sprint(en.Input), en.CallID)
+			got = stepOutcome{Status: o.Status, Error: o.Error}
 		}
 		if err != nil {
 			return res, wrapErr(CodeReplay, err, "replay "+i.id)
 		}
+		if !ran {
+			res.Diverged = append(res.Diverged, Divergence{Entry: k, Step: stepName(en), Turn: en.Turn, Round: en.Round, CallID: en.CallID,
+				Field: "replayed", Recorded: "ran", Replayed: "not run: the replay has no open turn or round here"})
+			continue
+		}
+		res.Steps++
+		res.Diverged = append(res.Diverged, compareStep(k, en, got, stepNotes(win, en), rp.notesSince(n0), rp.takeMissing(), rp.windowed)...)
 	}
 	res.Notes = rp.notes
 	return res, nil
@@ -261,6 +291,12 @@ type CommandResult struct {
 // Command runs pack command NAME (/NAME TEXT): its file is loaded from the
 // pinned blob into the instance's registry set when first invoked.
 func (i *Instance) Command(ctx context.Context, name, text string) CommandResult {
+	return i.command(ctx, name, text, "")
+}
+
+// command runs a pack command under callID (empty: a fresh one; a replay
+// gives the recorded one).
+func (i *Instance) command(ctx context.Context, name, text, callID string) CommandResult {
 	set, err := i.live()
 	if err != nil {
 		return CommandResult{Status: StatusFailed, Error: err.Error(), Err: err}
@@ -270,16 +306,22 @@ func (i *Instance) Command(ctx context.Context, name, text string) CommandResult
 	if err != nil {
 		return CommandResult{Status: StatusFailed, Error: err.Error(), Err: wrapErr(CodeProgram, err, "")}
 	}
-	callID := i.newCallID()
+	if callID == "" {
+		callID = i.newCallID()
+	}
 	d := r.commandDecl()
 	fr := (*frame)(nil).child(ctx, i, r, d, callID)
 	sink := &noteSink{phase: "command"}
 	fr.notes = sink
 	err = r.call(fr, luabind.Callback, r.command, 0, fr.ctxTable(), lua.LString(text))
 	ss := i.sess.Load()
-	ss.emit(sink.notes)
+	ss.emit(sink.notes, callID)
 	if ss.journaling.Load() {
-		ss.record(session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID})
+		en := session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID, Status: StatusOK}
+		if err != nil {
+			en.Status, en.Error = StatusFailed, errText(err)
+		}
+		ss.record(en)
 	}
 	ferr := ss.flush(ctx)
 	if err != nil {

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -110,94 +108,16 @@ func (s *sessionState) boundaryID(kind, phase string) string {
 	return s.i.rec.Session + "/" + s.i.id + ":g" + strconv.Itoa(s.gen) + ":t" + strconv.Itoa(s.turn) + ":r" + strconv.Itoa(s.round) + ":" + kind + "-" + phase
 }
 
-// replayer answers the host's part of a replay from the journal (R3.10).
-type replayer struct {
-	mu    sync.Mutex
-	reads map[string][]session.Entry
-	cores map[string][]session.Entry
-	notes []session.Note
-}
-
-func newReplayer(entries []session.Entry) *replayer {
-	rp := &replayer{reads: map[string][]session.Entry{}, cores: map[string][]session.Entry{}}
-	for _, en := range entries {
-		switch en.Type {
-		case session.Read:
-			rp.reads[en.Key] = append(rp.reads[en.Key], en)
-		case session.Core:
-			rp.cores[en.Path] = append(rp.cores[en.Path], en)
-		}
-	}
-	return rp
-}
-
-func (rp *replayer) next(m map[string][]session.Entry, key string) (session.Entry, bool) {
-	rp.mu.Lock()
-	defer rp.mu.Unlock()
-	q := m[key]
-	if len(q) == 0 {
-		return session.Entry{}, false
-	}
-	m[key] = q[1:]
-	return q[0], true
-}
-
-// hostRead answers admit/read: from the host, recorded; or from the journal in a replay.
-func (i *Instance) hostRead(ctx context.Context, key string) (any, error) {
-	ss := i.sess.Load()
-	if rp := ss.rp; rp != nil {
-		en, ok := rp.next(rp.reads, key)
-		if !ok {
-			return nil, fmt.Errorf("replay: the journal has no more deliveries for admit/read %q", key)
-		}
-		if en.Error != "" {
-			return nil, errors.New(en.Error)
-		}
-		return en.Value, nil
-	}
-	var v any
-	var err error
-	if i.e.read != nil {
-		v, err = i.e.read(ctx, key)
-	}
-	en := session.Entry{Type: session.Read, Key: key, Value: v}
-	if err != nil {
-		en.Error = err.Error()
-	}
-	ss.record(en)
-	return v, err
-}
-
-// hostCore runs a host tool's core: recorded while a turn is open; answered
-// from the journal in a replay.
-func (i *Instance) hostCore(ctx context.Context, te *toolEntry, args any) (any, error) {
-	ss := i.sess.Load()
-	if rp := ss.rp; rp != nil {
-		en, ok := rp.next(rp.cores, te.path)
-		if !ok {
-			return nil, fmt.Errorf("replay: the journal has no more outcomes for tool %s", te.path)
-		}
-		if en.Error != "" {
-			return nil, errors.New(en.Error)
-		}
-		return en.Value, nil
-	}
-	res, err := te.host.Core(ctx, args)
-	if ss.journaling.Load() {
-		en := session.Entry{Type: session.Core, Path: te.path, Value: res}
-		if err != nil {
-			en.Error = err.Error()
-		}
-		ss.record(en)
-	}
-	return res, err
-}
-
 func fAdmitRead(s *luabind.State) int {
 	r := regOf(s)
 	fr := r.top()
 	key := s.CheckString("admit/read", 1)
-	v, err := fr.inst.hostRead(fr.ctx, key)
+	v, err := fr.inst.deliver(fr.ctx, session.Read, key, func(ctx context.Context) (any, error) {
+		if read := fr.inst.e.read; read != nil {
+			return read(ctx, key)
+		}
+		return nil, nil
+	})
 	if err != nil {
 		s.L.RaiseError("admit/read %s: %v", key, err)
 	}
@@ -236,14 +156,15 @@ func fNotify(s *luabind.State) int {
 		n.Phase = fr.notes.phase
 		fr.notes.notes = append(fr.notes.notes, n)
 	} else {
-		ss.emit([]session.Note{n})
+		ss.emit([]session.Note{n}, fr.callID)
 	}
 	s.L.Push(lua.LString(n.ID))
 	return 1
 }
 
-// emit commits notes to the book (in the order given) and the journal.
-func (s *sessionState) emit(notes []session.Note) {
+// emit commits notes to the book (in the order given) and the journal,
+// under the call id of the step (or nested call) that emitted them.
+func (s *sessionState) emit(notes []session.Note, callID string) {
 	for _, n := range notes {
 		if s.rp != nil {
 			s.rp.mu.Lock()
@@ -253,7 +174,7 @@ func (s *sessionState) emit(notes []session.Note) {
 		}
 		s.book.Add(n)
 		c := n
-		s.record(session.Entry{Type: session.Emit, Note: &c})
+		s.record(session.Entry{Type: session.Emit, Note: &c, CallID: callID})
 	}
 }
 

@@ -191,7 +191,8 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	}
 	out := i.runChain(ctx, set, te, c, nil)
 	if ss := i.sess.Load(); ss.journaling.Load() {
-		ss.record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
+		ss.record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID,
+			Status: out.Status, Result: out.Result, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Diagnostics: out.Diagnostics})
 		if err := ss.flush(ctx); err != nil && out.Status == StatusOK {
 			out = Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Err: wrapErr(CodeStore, err, "")}
 		}
@@ -450,7 +451,7 @@ func fInvoke(s *luabind.State) int {
 // inner runs past the guards: floor (R4.4), :pre (R4.5), core (R4.6), :post (R4.7).
 func (c *chain) inner(args any) Outcome {
 	c.floorSaw, c.floorArgs = true, args
-	if reason, refused := c.i.e.floor(c.ctx, FloorCall{Instance: c.i.id, Path: c.te.path, Args: args, Marks: append([]string(nil), c.marks...)}); refused {
+	if reason, refused := c.i.floorVerdict(c.ctx, FloorCall{Instance: c.i.id, Path: c.te.path, Args: args, Marks: append([]string(nil), c.marks...)}); refused {
 		return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
 	}
 	for _, h := range c.te.hooks {
@@ -594,17 +595,18 @@ func (c *chain) postFail(out Outcome) Outcome {
 // error; fields that do not apply are absent.
 func failureTable(st *luabind.State, out Outcome, hidden bool) *lua.LTable {
 	f := st.L.CreateTable(0, 4)
-	if out.Reason != "" {
-		f.RawSetString("reason", lua.LString(out.Reason))
-	}
+	// keys in sorted order, so pairs() visits them identically everywhere
 	by := out.RefusedBy
 	if out.Status == StatusFailed {
 		by = "error"
 	}
 	f.RawSetString("by", lua.LString(by))
-	f.RawSetString("hidden", lua.LBool(hidden))
 	if out.Error != "" {
 		f.RawSetString("error", lua.LString(out.Error))
+	}
+	f.RawSetString("hidden", lua.LBool(hidden))
+	if out.Reason != "" {
+		f.RawSetString("reason", lua.LString(out.Reason))
 	}
 	return f
 }
@@ -613,10 +615,7 @@ func failureTable(st *luabind.State, out Outcome, hidden bool) *lua.LTable {
 func outcomeTable(st *luabind.State, o Outcome) *lua.LTable {
 	L := st.L
 	t := L.CreateTable(0, 4)
-	t.RawSetString("status", statusLV(o.Status))
-	if o.Result != nil {
-		t.RawSetString("result", st.ToLua(o.Result))
-	}
+	// keys in sorted order, so pairs() visits them identically everywhere
 	if o.Status == StatusOK {
 		d := st.NewList()
 		for _, s := range o.Diagnostics {
@@ -624,15 +623,19 @@ func outcomeTable(st *luabind.State, o Outcome) *lua.LTable {
 		}
 		t.RawSetString("diagnostics", d)
 	}
+	if o.Error != "" {
+		t.RawSetString("error", lua.LString(o.Error))
+	}
 	if o.Reason != "" {
 		t.RawSetString("reason", lua.LString(o.Reason))
 	}
 	if o.RefusedBy != "" {
 		t.RawSetString("refused_by", lua.LString(o.RefusedBy))
 	}
-	if o.Error != "" {
-		t.RawSetString("error", lua.LString(o.Error))
+	if o.Result != nil {
+		t.RawSetString("result", st.ToLua(o.Result))
 	}
+	t.RawSetString("status", statusLV(o.Status))
 	return t
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	lua "github.com/yuin/gopher-lua"
@@ -55,15 +56,19 @@ func (s *State) ToLua(v any) lua.LValue {
 		}
 		return t
 	case map[string]any:
+		// keys in sorted order: pairs() visits a table in the order its
+		// keys were set, and a Go map's order changes from run to run
 		t := s.L.CreateTable(0, len(x))
-		for k, e := range x {
-			t.RawSetString(k, s.ToLua(e))
+		var buf [16]string
+		for _, k := range SortedKeys(x, buf[:0]) {
+			t.RawSetString(k, s.ToLua(x[k]))
 		}
 		return t
 	case map[string]string:
 		t := s.L.CreateTable(0, len(x))
-		for k, e := range x {
-			t.RawSetString(k, lua.LString(e))
+		var buf [16]string
+		for _, k := range SortedKeys(x, buf[:0]) {
+			t.RawSetString(k, lua.LString(x[k]))
 		}
 		return t
 	case lua.LValue:
@@ -79,6 +84,19 @@ func (s *State) ToLua(v any) lua.LValue {
 		}
 	}
 	return lua.LString(fmt.Sprint(v))
+}
+
+// SortedKeys appends the keys of m to buf in sorted order. Every table the
+// engine builds for a script from a Go map is filled in this order, so
+// pairs() visits its keys identically in a session, its replay, a
+// hydration and another process (gopher-lua's pairs follows the order in
+// which keys were first set).
+func SortedKeys[V any](m map[string]V, buf []string) []string {
+	for k := range m {
+		buf = append(buf, k)
+	}
+	slices.Sort(buf)
+	return buf
 }
 
 // NewList returns an empty table marked as a list.
@@ -204,9 +222,11 @@ func (s *State) copy(v lua.LValue, depth int) lua.LValue {
 		return v
 	}
 	c := s.L.CreateTable(t.Len(), 0)
-	t.ForEach(func(k, e lua.LValue) {
+	// Next, not ForEach: ForEach walks string keys in Go map order, and
+	// the copy must keep the order pairs() sees in the original.
+	for k, e := t.Next(lua.LNil); k != lua.LNil; k, e = t.Next(k) {
 		c.RawSet(k, s.copy(e, depth+1))
-	})
+	}
 	c.Metatable = t.Metatable
 	return c
 }

@@ -138,6 +138,11 @@ type Expect struct {
 	Hidden      *bool
 	Diagnostics []string
 	HasDiags    bool
+	// Diverged lists texts each contained in the replay's divergence at
+	// the same position (same count); a replay step that gives it expects
+	// those divergences, and they do not fail it.
+	Diverged    []string
+	HasDiverged bool
 	Notes       []NoteWant
 	HasNotes    bool
 	Continue    *bool
@@ -225,7 +230,7 @@ var (
 	hostToolKeys = []string{"effect", "result", "echo", "fail"}
 	hostFloor    = []string{"refuse_marks"}
 	expectKeys   = []string{"status", "result", "error", "reason", "refused_by", "hidden", "diagnostics",
-		"notes", "continue", "rounds", "core_calls", "host_reads", "floor", "revision", "state"}
+		"notes", "continue", "rounds", "core_calls", "host_reads", "floor", "revision", "state", "diverged"}
 	roundKeys     = []string{"tools", "output", "host_continue"}
 	roundToolKeys = []string{"path", "args"}
 	noteKeys      = []string{"kind", "text"}
@@ -900,6 +905,15 @@ func (sl *stepLoader) expect(v any) *Expect {
 				sl.errf(at, "want a list of strings, got %s", describe(val))
 			}
 			e.Diagnostics, e.HasDiags = list, true
+		case "diverged":
+			list, good := stringList(val)
+			if !good {
+				sl.errf(at, "want a list of strings, got %s", describe(val))
+			}
+			if sl.s.Op != "replay" {
+				sl.errf(at, "op %s does not replay; diverged is for replay steps", sl.s.Op)
+			}
+			e.Diverged, e.HasDiverged = list, true
 		case "notes":
 			e.Notes, e.HasNotes = sl.notes(at, val), true
 		case "floor":

@@ -210,6 +210,7 @@ type Got struct {
 	Hidden      bool
 	Result      any
 	Diagnostics []string
+	Diverged    []string
 	Notes       []NoteGot
 	Continue    bool
 	Rounds      int
@@ -257,6 +258,9 @@ func (e *Expect) Check(g *Got) []Mismatch {
 	}
 	if e.HasDiags && !diagsMatch(e.Diagnostics, g.Diagnostics) {
 		add("diagnostics", Format(e.Diagnostics), Format(g.Diagnostics))
+	}
+	if e.HasDiverged && !diagsMatch(e.Diverged, g.Diverged) {
+		add("diverged", Format(e.Diverged), Format(g.Diverged))
 	}
 	if e.HasNotes && !notesMatch(e.Notes, g.Notes) {
 		add("notes", formatNoteWants(e.Notes), formatNotes(g.Notes))

@@ -371,7 +371,7 @@ func (r *runner) step(ctx context.Context, s *Step) *Got {
 		if err != nil {
 			return failedErr(err)
 		}
-		return &Got{Status: "ok", Notes: notesGot(res.Notes)}
+		return replayGot(res, s.Expect)
 	case "hydrate":
 		if err := inst.Hydrate(ctx); err != nil {
 			return failedErr(err)
@@ -567,4 +567,18 @@ func orEmpty(l []any) []any {
 		return []any{}
 	}
 	return l
+}
+
+// replayGot is a replay step's outcome: a replay that diverged fails,
+// unless the step expects divergences (R3.10).
+func replayGot(res engine.ReplayResult, e *Expect) *Got {
+	g := &Got{Status: "ok", Notes: notesGot(res.Notes)}
+	for _, d := range res.Diverged {
+		g.Diverged = append(g.Diverged, d.String())
+	}
+	if len(g.Diverged) > 0 && (e == nil || !e.HasDiverged) {
+		g.Status = "failed"
+		g.Error = "replay diverged from the journal: " + strings.Join(g.Diverged, "; ")
+	}
+	return g
 }

@@ -24,11 +24,15 @@
 //	command     {instance, name, text?}                              -> {status, error?, notes}
 //	spawn       {instance, child?, bot?, kind?}                      -> {instance, session}
 //	attune      {instance}                                           -> {}
-//	replay      {instance}                                           -> {notes}
+//	replay      {instance}                                           -> {notes, steps, diverged}
 //	hydrate     {instance}                                           -> {}
 //	rollback    {instance, to_turn}                                  -> {}
 //	state       {instance, owner}                                    -> {state, revision}
 //	reset       {instance, owner}                                    -> {}
+//
+// A replay's diverged lists every way a replayed step differed from the
+// journal, each {entry, step, turn?, round?, call_id?, field, recorded,
+// replayed}; it is empty when the replay reproduced the session.
 //
 // A Server is safe for concurrent requests: each request runs on its own
 // goroutine; calls to one instance's boundaries are serialized by the engine.
@@ -338,7 +342,8 @@ func (s *Server) dispatch(ctx context.Context, method string, raw json.RawMessag
 		if err != nil {
 			return nil, engErr(err)
 		}
-		return map[string]any{"notes": notes(r.Notes)}, nil
+		diverged := append([]engine.Divergence{}, r.Diverged...)
+		return map[string]any{"notes": notes(r.Notes), "steps": r.Steps, "diverged": diverged}, nil
 	case "hydrate":
 		if err := i.Hydrate(ctx); err != nil {
 			return nil, engErr(err)

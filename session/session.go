@@ -34,6 +34,10 @@ const (
 	Method     = "method"  // a method call made by the host
 	Command    = "command" // a pack command run by the host
 	Repin      = "repin"   // a re-attuned pin applied at a turn start
+	Floor      = "floor"   // the host floor's verdict on a tool call
+	// Delivery is any other answer of the host during a turn (Kind names
+	// it, Key what was asked); Read, Core and Floor are deliveries too.
+	Delivery = "delivery"
 )
 
 // Entry is one journal record. Fields that do not apply are zero.
@@ -57,6 +61,18 @@ type Entry struct {
 	Owner  string `json:"owner,omitempty"`
 	Name   string `json:"name,omitempty"` // method or command name
 	Auth   bool   `json:"auth,omitempty"`
+
+	// Kind names a Delivery's kind (host libraries, callbacks...).
+	Kind string `json:"kind,omitempty"`
+
+	// What a step (a boundary, a tool, method or command call) came to,
+	// so a replay can compare its own outcome against it: Status and
+	// Error above, and these. A boundary's Status says whether it opened;
+	// Error is set when one of its hooks threw.
+	Result      any      `json:"result,omitempty"`
+	Reason      string   `json:"reason,omitempty"`
+	RefusedBy   string   `json:"refused_by,omitempty"`
+	Diagnostics []string `json:"diagnostics,omitempty"`
 
 	Note *Note  `json:"note,omitempty"`
 	ID   string `json:"id,omitempty"` // consumed note id
