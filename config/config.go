@@ -368,7 +368,9 @@ func (p path) keys() []string {
 // keyString is the TOML form of p.keys(), the key of Config.lines.
 func (p path) keyString() string { return toml.Key(p.keys()).String() }
 
-// display renders p after prefix: config.bots.main.behaviors[1].
+// display renders p after prefix: config.bots.main.behaviors[1] (the
+// first program). List items count from 1 in every path the project
+// prints: config key paths, schema paths, scenario keys.
 func (p path) display(prefix []string) string {
 	var b strings.Builder
 	for _, k := range prefix {
@@ -380,7 +382,7 @@ func (p path) display(prefix []string) string {
 	for _, s := range p {
 		if s.isIdx {
 			b.WriteByte('[')
-			b.WriteString(strconv.Itoa(s.index))
+			b.WriteString(strconv.Itoa(s.index + 1)) // list items count from 1, as in schema paths
 			b.WriteByte(']')
 			continue
 		}

@@ -90,7 +90,7 @@ func TestLoadFullSchema(t *testing.T) {
 	}
 	for key, want := range map[string]int{
 		"bots.main.behaviors":     12,
-		"bots.main.behaviors[2]":  12,
+		"bots.main.behaviors[3]":  12,
 		"bots.main.grants":        14,
 		"bots.main.config.goal":   17,
 		"bots.main.config.tasks":  35,
@@ -188,8 +188,8 @@ func TestErrorfAndLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := cfg.Errorf("bots.main.grants[1]", "grant %q names no method of this bot's programs", "tasks.nope")
-	want := `attune.toml:4: bots.main.grants[1]: grant "tasks.nope" names no method of this bot's programs`
+	e := cfg.Errorf("bots.main.grants[2]", "grant %q names no method of this bot's programs", "tasks.nope")
+	want := `attune.toml:4: bots.main.grants[2]: grant "tasks.nope" names no method of this bot's programs`
 	if e.Error() != want {
 		t.Errorf("Errorf = %q\nwant %q", e, want)
 	}
@@ -314,7 +314,7 @@ func TestConcurrentReads(t *testing.T) {
 			defer func() { done <- true }()
 			for range 100 {
 				_ = cfg.Validate(func(string) bool { return false })
-				_ = cfg.Errorf("bots.main.grants[0]", "x").Error()
+				_ = cfg.Errorf("bots.main.grants[1]", "x").Error()
 				_ = cfg.Bots["main"].ConfigFor("goal")
 			}
 		}()
@@ -328,7 +328,7 @@ func TestValidateCoversBotsMissingFromBotOrder(t *testing.T) {
 	c := Default(".")
 	c.Bots["a"] = &Bot{Name: "a", Behaviors: []string{"p"}}
 	checkErrors(t, c.Validate(func(string) bool { return false }),
-		[]string{`bots.a.behaviors[0]: no pack holds program "p"`})
+		[]string{`bots.a.behaviors[1]: no pack holds program "p"`})
 }
 
 func TestSyntaxError(t *testing.T) {

@@ -444,7 +444,7 @@ func (d *decoder) names(p path, v any, what string, check func(string) string, c
 			c = canon(s)
 		}
 		if j, dup := first[c]; dup {
-			d.errorf(ep, "duplicate %s %s (also at [%d])", what, quote(s), j)
+			d.errorf(ep, "duplicate %s %s (also at [%d])", what, quote(s), j+1)
 			continue
 		}
 		first[c] = i

@@ -13,7 +13,8 @@
 //   - A store spec names where state lives: "memory:", "sqlite:PATH" (or a
 //     bare path to a .db file) or a "postgres://" URL; [ParseStore] reads one.
 //   - A key path names a place in the file the way TOML writes it, with list
-//     indexes: bots.main.behaviors[1]. For an inline configuration the path
+//     indexes counted from 1 (as schema paths count them):
+//     bots.main.behaviors[1] is the first program. For an inline configuration the path
 //     starts with the key that holds it (config.bots.main.ceiling).
 //   - Every problem is an [*Error] with the file, the line when known and the
 //     key path; several problems come back together as a [*List]. Loading

@@ -41,7 +41,7 @@ func TestStructuralErrors(t *testing.T) {
 		{"callback_budget a float", "[engine]\ncallback_budget = 1.5\n",
 			[]string{`attune.toml:2: engine.callback_budget: want a duration like "1s", got float 1.5`}},
 		{"refuse_marks element", "[floor]\nrefuse_marks = ['deny', 1]\n",
-			[]string{`attune.toml:2: floor.refuse_marks[1]: want a string, got integer 1`}},
+			[]string{`attune.toml:2: floor.refuse_marks[2]: want a string, got integer 1`}},
 		{"bots a list", "bots = ['main']\n",
 			[]string{`attune.toml:1: bots: want a table, got list`}},
 		{"bots an array of tables", "[[bots]]\nname = 'main'\n",
@@ -51,7 +51,7 @@ func TestStructuralErrors(t *testing.T) {
 		{"behaviors a string", "[bots.main]\nbehaviors = 'goal'\n",
 			[]string{`attune.toml:2: bots.main.behaviors: want a list of strings, got string`}},
 		{"behaviors element", "[bots.main]\nbehaviors = [\n  'goal',\n  true,\n]\n",
-			[]string{`attune.toml:2: bots.main.behaviors[1]: want a string, got boolean true`}},
+			[]string{`attune.toml:2: bots.main.behaviors[2]: want a string, got boolean true`}},
 		{"retry_budget a float", "[bots.main]\nretry_budget = 2.5\n",
 			[]string{`attune.toml:2: bots.main.retry_budget: want an integer >= 0, got float 2.5`}},
 		{"retry_budget a string", "[bots.main]\nretry_budget = '2'\n",
@@ -77,20 +77,20 @@ func TestStructuralErrors(t *testing.T) {
 		{"empty bot name", "[bots.\"\"]\n",
 			[]string{`attune.toml:1: bots."": want a bot name, got an empty key`}},
 		{"program names", "[bots.main]\nbehaviors = ['goal.scm', 'a/b', '.hidden', '']\n", []string{
-			`attune.toml:2: bots.main.behaviors[0]: want a program name (the file stem), got "goal.scm"; did you mean "goal"?`,
-			`attune.toml:2: bots.main.behaviors[1]: want a program name (a file stem of letters, digits, '_', '-', '.'), got "a/b"`,
-			`attune.toml:2: bots.main.behaviors[2]: want a program name (a file stem of letters, digits, '_', '-', '.'), got ".hidden"`,
-			`attune.toml:2: bots.main.behaviors[3]: want a program name, got an empty string`,
+			`attune.toml:2: bots.main.behaviors[1]: want a program name (the file stem), got "goal.scm"; did you mean "goal"?`,
+			`attune.toml:2: bots.main.behaviors[2]: want a program name (a file stem of letters, digits, '_', '-', '.'), got "a/b"`,
+			`attune.toml:2: bots.main.behaviors[3]: want a program name (a file stem of letters, digits, '_', '-', '.'), got ".hidden"`,
+			`attune.toml:2: bots.main.behaviors[4]: want a program name, got an empty string`,
 		}},
 		{"empty grant", "[bots.main]\ngrants = ['tasks.create', '']\n",
-			[]string{`attune.toml:2: bots.main.grants[1]: want a non-empty string`}},
+			[]string{`attune.toml:2: bots.main.grants[2]: want a non-empty string`}},
 		{"config of an unselected program", "[bots.main]\nbehaviors = ['goal']\n[bots.main.config.gaol]\nloops = 2\n",
 			[]string{`attune.toml:3: bots.main.config.gaol: configures program "gaol", which this bot does not select; did you mean "goal"?`}},
 		{"numbers a program cannot hold", "[bots.main]\nbehaviors = ['goal']\n[bots.main.config.goal]\nx = nan\ny = -inf\nz = 9007199254740993\nw = [1, [2, -9007199254740993]]\n", []string{
 			`attune.toml:4: bots.main.config.goal.x: want a finite number, got float NaN`,
 			`attune.toml:5: bots.main.config.goal.y: want a finite number, got float -Inf`,
 			`attune.toml:6: bots.main.config.goal.z: integer 9007199254740993 is too large to be held exactly as a number (the limit is 2^53)`,
-			`attune.toml:7: bots.main.config.goal.w[1][1]: integer -9007199254740993 is too large to be held exactly as a number (the limit is 2^53)`,
+			`attune.toml:7: bots.main.config.goal.w[2][2]: integer -9007199254740993 is too large to be held exactly as a number (the limit is 2^53)`,
 		}},
 		{"program config nested too deep",
 			"[bots.main]\nbehaviors = ['p']\n[bots.main.config.p" + strings.Repeat(".a", 30) + "]\nx = " +
@@ -100,13 +100,13 @@ func TestStructuralErrors(t *testing.T) {
 
 		// Duplicates.
 		{"duplicate program", "[bots.main]\nbehaviors = ['goal', 'tasks', 'goal']\n",
-			[]string{`attune.toml:2: bots.main.behaviors[2]: duplicate program "goal" (also at [0])`}},
+			[]string{`attune.toml:2: bots.main.behaviors[3]: duplicate program "goal" (also at [1])`}},
 		{"duplicate effect", "[bots.main]\nceiling = ['read', 'read']\n",
-			[]string{`attune.toml:2: bots.main.ceiling[1]: duplicate effect "read" (also at [0])`}},
+			[]string{`attune.toml:2: bots.main.ceiling[2]: duplicate effect "read" (also at [1])`}},
 		{"duplicate grant", "[bots.main]\ngrants = ['a.b', 'a.b']\n",
-			[]string{`attune.toml:2: bots.main.grants[1]: duplicate grant "a.b" (also at [0])`}},
+			[]string{`attune.toml:2: bots.main.grants[2]: duplicate grant "a.b" (also at [1])`}},
 		{"duplicate pack folder, as resolved", "[engine]\npacks = ['packs', './packs/']\n",
-			[]string{`attune.toml:2: engine.packs[1]: duplicate pack folder "./packs/" (also at [0])`}},
+			[]string{`attune.toml:2: engine.packs[2]: duplicate pack folder "./packs/" (also at [1])`}},
 		{"duplicate key", "a = 1\na = 2\n",
 			[]string{`attune.toml:2:1: Key 'a' has already been defined.`}},
 		{"duplicate bot", "[bots.main]\n[bots.main]\n",
@@ -141,10 +141,10 @@ retry_budget = -2
 [bots.other]
 behaviors = "tasks"
 `, []string{
-			`attune.toml:3: engine.packs[1]: want a string, got integer 3`,
+			`attune.toml:3: engine.packs[2]: want a string, got integer 3`,
 			`attune.toml:4: engine.callback_budget: want a duration like "1s", got integer 5`,
 			`attune.toml:5: engine.colour: unknown key`,
-			`attune.toml:8: bots.main.behaviors[2]: duplicate program "tasks" (also at [0])`,
+			`attune.toml:8: bots.main.behaviors[3]: duplicate program "tasks" (also at [1])`,
 			`attune.toml:9: bots.main.ceilng: unknown key; did you mean "ceiling"?`,
 			`attune.toml:10: bots.main.retry_budget: want an integer >= 0, got -2`,
 			`attune.toml:13: bots.other.behaviors: want a list of strings, got string`,
@@ -226,14 +226,14 @@ behaviors = ["offload"]
 	}
 	packs := map[string]bool{"tasks": true, "offload": true}
 	checkErrors(t, cfg.Validate(func(name string) bool { return packs[name] }),
-		[]string{`attune.toml:2: bots.main.behaviors[1]: no pack holds program "tsks"`})
+		[]string{`attune.toml:2: bots.main.behaviors[2]: no pack holds program "tsks"`})
 	if err := cfg.Validate(nil); err != nil {
 		t.Errorf("Validate(nil) = %v", err)
 	}
 	checkErrors(t, cfg.Validate(func(string) bool { return false }), []string{
-		`attune.toml:2: bots.main.behaviors[0]: no pack holds program "tasks"`,
-		`attune.toml:2: bots.main.behaviors[1]: no pack holds program "tsks"`,
-		`attune.toml:7: bots.scout.behaviors[0]: no pack holds program "offload"`,
+		`attune.toml:2: bots.main.behaviors[1]: no pack holds program "tasks"`,
+		`attune.toml:2: bots.main.behaviors[2]: no pack holds program "tsks"`,
+		`attune.toml:7: bots.scout.behaviors[1]: no pack holds program "offload"`,
 	})
 
 	// A Config built by hand gets the same check Parse makes for tables of

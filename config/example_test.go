@@ -35,7 +35,7 @@ loops = 3
 	// Output:
 	// memory: 500ms default
 	// [tasks goal] 2 3
-	// /srv/app/attune.toml:7: bots.main.behaviors[1]: no pack holds program "goal"
+	// /srv/app/attune.toml:7: bots.main.behaviors[2]: no pack holds program "goal"
 }
 
 func ExampleErrors() {

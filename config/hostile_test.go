@@ -122,7 +122,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		_ = cfg.Validate(func(name string) bool { return len(name)%2 == 0 })
-		_ = cfg.Errorf("bots.x.grants[0]", "m").Error()
+		_ = cfg.Errorf("bots.x.grants[1]", "m").Error()
 
 		// The same source as a scenario's [config] table.
 		var s struct{ Config toml.Primitive }

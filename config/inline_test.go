@@ -65,7 +65,7 @@ func TestDecodeInline(t *testing.T) {
 	}
 	// Errors found after loading name the scenario file and the prefix.
 	checkErrors(t, cfg.Validate(func(string) bool { return false }),
-		[]string{file + `:9: config.bots.main.behaviors[0]: no pack holds program "goal"`})
+		[]string{file + `:9: config.bots.main.behaviors[1]: no pack holds program "goal"`})
 	if e := cfg.Errorf("bots.main.grants", "m"); e.Error() != file+":11: config.bots.main.grants: m" {
 		t.Errorf("Errorf = %q", e)
 	}
@@ -82,7 +82,7 @@ func TestDecodeInlineErrors(t *testing.T) {
 	}
 	checkErrors(t, err, []string{
 		file + `:5: config.engine.callback_budget: want a duration like "1s", got integer 5`,
-		file + `:8: config.bots.main.behaviors[1]: duplicate program "goal" (also at [0])`,
+		file + `:8: config.bots.main.behaviors[2]: duplicate program "goal" (also at [1])`,
 		file + `:9: config.bots.main.ceilng: unknown key; did you mean "ceiling"?`,
 	})
 

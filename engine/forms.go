@@ -31,15 +31,27 @@ var forms = []*luabind.Func{
 	{Name: "list", Ambients: luabind.AnyAmbient, Fn: fList},
 	{Name: "read/forms", Ambients: luabind.AnyAmbient, Fn: fReadForms},
 	// callback functions
-	{Name: "call/method", Ambients: luabind.Callback, Leaves: true, Fn: fCallMethod},
-	{Name: "call/tool", Ambients: luabind.Callback, Leaves: true, Fn: fCallTool},
-	{Name: "notify", Ambients: luabind.Callback, Fn: fNotify},
-	{Name: "propose", Ambients: luabind.Callback, Fn: fPropose},
-	{Name: "admit/read", Ambients: luabind.Callback, Leaves: true, Fn: fAdmitRead},
+	{Name: "call/method", Ambients: luabind.Callback, Leaves: true, Fn: needsSession("call/method", fCallMethod)},
+	{Name: "call/tool", Ambients: luabind.Callback, Leaves: true, Fn: needsSession("call/tool", fCallTool)},
+	{Name: "notify", Ambients: luabind.Callback, Fn: needsSession("notify", fNotify)},
+	{Name: "propose", Ambients: luabind.Callback, Fn: needsSession("propose", fPropose)},
+	{Name: "admit/read", Ambients: luabind.Callback, Leaves: true, Fn: needsSession("admit/read", fAdmitRead)},
 	{Name: "refuse", Ambients: luabind.Callback, Fn: fRefuse},
 	{Name: "retry", Ambients: luabind.Callback, Fn: fRetry},
 	{Name: "mark", Ambients: luabind.Callback, Fn: fMark},
 	{Name: "unmark", Ambients: luabind.Callback, Fn: fUnmark},
+}
+
+// needsSession refuses fn while a validate/configuration handler runs: the
+// instance has no session yet, so the function throws the ambient error and
+// the load fails at the handler's line (R1.8, R1.12).
+func needsSession(name string, fn func(*luabind.State) int) func(*luabind.State) int {
+	return func(s *luabind.State) int {
+		if fr := regOf(s).top(); fr == nil || fr.validating {
+			s.L.RaiseError("%s is not available in validate/configuration (the configuration is checked before the instance has a session)", name)
+		}
+		return fn(s)
+	}
 }
 
 // invokeFunc is the single-use invoke handed to guards.

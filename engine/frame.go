@@ -34,6 +34,9 @@ type frame struct {
 	guard  *guardRun  // set while a tool guard runs
 	method *methodRun // set while a method handler runs
 	notes  *noteSink  // where notify goes while a boundary hook runs
+	// validating is set while validate/configuration handlers run: the
+	// instance has no session yet (R1.8).
+	validating bool
 }
 
 // maxDepth bounds nested calls (tools and methods calling each other).

@@ -72,7 +72,7 @@ func TestUnknownProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = New(context.Background(), Options{Config: cfg, Store: store.NewMemory()})
-	if err == nil || !strings.Contains(err.Error(), "bots.main.behaviors[0]") || !strings.Contains(err.Error(), "nowhere") {
+	if err == nil || !strings.Contains(err.Error(), "bots.main.behaviors[1]") || !strings.Contains(err.Error(), "nowhere") {
 		t.Fatalf("got %v", err)
 	}
 }

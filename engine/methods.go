@@ -56,7 +56,7 @@ type MethodOutcome struct {
 	Error     string
 	// Revision is the owner revision after the call: the one a query
 	// observed, the one a command produced; for a replayed call id, the
-	// one recorded with it.
+	// owner's current one (R5.6).
 	Revision int64
 	CallID   string
 	// Diagnostics are failures of subscription handlers that ran after the
@@ -262,7 +262,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		rec, err := i.e.st.GetCall(ctx, o.log, c.CallID)
 		switch {
 		case err == nil:
-			return replayed(rec, inJSON, c.CallID)
+			return mc.current(o, replayed(rec, inJSON, c.CallID))
 		case !errors.Is(err, store.ErrNotFound):
 			return failed("owner: " + err.Error())
 		}
@@ -349,6 +349,21 @@ func replayed(rec store.CallRecord, inJSON []byte, id string) MethodOutcome {
 	return MethodOutcome{Status: StatusOK, Result: res, Revision: rec.Revision}
 }
 
+// current reports the owner's current revision on a replayed call id
+// (R5.6): the stored result is returned unchanged, the revision is the
+// log's length now, read without folding.
+func (mc *methodCall) current(o ownerRef, out MethodOutcome) MethodOutcome {
+	if out.Status != StatusOK {
+		return out
+	}
+	n, err := mc.i.e.st.Length(mc.ctx, o.log)
+	if err != nil {
+		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), CallID: out.CallID}
+	}
+	out.Revision = n
+	return out
+}
+
 func foldFailure(err error, rev int64) MethodOutcome {
 	var fe *foldError
 	if errors.As(err, &fe) {
@@ -380,7 +395,7 @@ func (mc *methodCall) record(o ownerRef, call *store.CallRecord, result any, rev
 	}
 	if err != nil {
 		if out, ok := appendError(err, call); ok {
-			return out
+			return mc.current(o, out)
 		}
 		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), Revision: rev}
 	}
@@ -413,7 +428,7 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 	n, err := e.st.Append(mc.ctx, o.log, rev, entries, call)
 	if err != nil {
 		if out, ok := appendError(err, call); ok {
-			return out
+			return mc.current(o, out)
 		}
 		if errors.Is(err, store.ErrStale) {
 			return MethodOutcome{Status: StatusFailed, Revision: n,

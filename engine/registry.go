@@ -139,6 +139,7 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 		return nil, fmt.Errorf("program %s: %w", name, err)
 	}
 	e.observeRegistrations(r)
+	fr.validating = true
 	for k, v := range r.validators {
 		if e.obs != nil {
 			e.ran(r.validatorDecl(k))

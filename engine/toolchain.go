@@ -555,13 +555,13 @@ func (c *chain) core(args any) Outcome {
 
 // postFail runs the :post-fail hooks of a failed chain (R4.8).
 func (c *chain) postFail(out Outcome) Outcome {
-	hidden := !c.floorSaw && out.Status == StatusRefused
+	// hidden: the floor never saw the call, whether a guard refused it or
+	// threw (R4.8)
+	hidden := !c.floorSaw
 	if out.Status == StatusRefused && (out.RefusedBy == ByCeiling || out.RefusedBy == ByReentry) {
 		return out
 	}
-	if out.Status == StatusRefused {
-		out.Hidden = hidden
-	}
+	out.Hidden = hidden
 	for _, h := range c.te.hooks {
 		if h.postFail == nil {
 			continue
@@ -575,7 +575,7 @@ func (c *chain) postFail(out Outcome) Outcome {
 			continue
 		}
 		var call *lua.LTable
-		if hidden || !c.floorSaw {
+		if hidden {
 			call = c.record(r, nil)
 		} else {
 			call = c.record(r, c.floorArgs)

@@ -784,37 +784,37 @@ func (sl *stepLoader) rounds(v any) []Round {
 		var r Round
 		for _, k := range sortedKeys(rm) {
 			if !contains(roundKeys, k) {
-				sl.errf(at, "rounds[%d]: unknown key %s%s", i, k, suggest(k, roundKeys))
+				sl.errf(at, "rounds[%d]: unknown key %s%s", i+1, k, suggest(k, roundKeys))
 			}
 		}
 		if o, ok := rm["output"]; ok {
 			s, isStr := o.(string)
 			if !isStr {
-				sl.errf(at, "rounds[%d].output: want a string, got %s", i, describe(o))
+				sl.errf(at, "rounds[%d].output: want a string, got %s", i+1, describe(o))
 			}
 			r.Output = &s
 		}
 		if hc, ok := rm["host_continue"]; ok {
 			b, isBool := hc.(bool)
 			if !isBool {
-				sl.errf(at, "rounds[%d].host_continue: want true or false, got %s", i, describe(hc))
+				sl.errf(at, "rounds[%d].host_continue: want true or false, got %s", i+1, describe(hc))
 			}
 			r.HostContinue = b
 		}
 		if tv, ok := rm["tools"]; ok {
 			tools, good := tableList(tv)
 			if !good {
-				sl.errf(at, "rounds[%d].tools: want a list of tables {path, args}, got %s", i, describe(tv))
+				sl.errf(at, "rounds[%d].tools: want a list of tables {path, args}, got %s", i+1, describe(tv))
 			}
 			for j, tm := range tools {
 				for _, k := range sortedKeys(tm) {
 					if !contains(roundToolKeys, k) {
-						sl.errf(at, "rounds[%d].tools[%d]: unknown key %s%s", i, j, k, suggest(k, roundToolKeys))
+						sl.errf(at, "rounds[%d].tools[%d]: unknown key %s%s", i+1, j+1, k, suggest(k, roundToolKeys))
 					}
 				}
 				p, isStr := tm["path"].(string)
 				if !isStr || p == "" {
-					sl.errf(at, "rounds[%d].tools[%d].path: want a tool path, got %s", i, j, describe(tm["path"]))
+					sl.errf(at, "rounds[%d].tools[%d].path: want a tool path, got %s", i+1, j+1, describe(tm["path"]))
 				}
 				r.Tools = append(r.Tools, ToolCall{Path: p, Args: plain(tm["args"])})
 			}
@@ -938,12 +938,12 @@ func (sl *stepLoader) notes(at []string, v any) []NoteWant {
 			s, isStr := nm[k].(string)
 			switch {
 			case !contains(noteKeys, k):
-				sl.errf(at, "notes[%d]: unknown key %s%s", i, k, suggest(k, noteKeys))
+				sl.errf(at, "notes[%d]: unknown key %s%s", i+1, k, suggest(k, noteKeys))
 			case !isStr:
-				sl.errf(at, "notes[%d].%s: want a string, got %s", i, k, describe(nm[k]))
+				sl.errf(at, "notes[%d].%s: want a string, got %s", i+1, k, describe(nm[k]))
 			case k == "kind":
 				if s != "ambient" && s != "activating" {
-					sl.errf(at, "notes[%d].kind: want ambient or activating, got %q", i, s)
+					sl.errf(at, "notes[%d].kind: want ambient or activating, got %q", i+1, s)
 				}
 				n.Kind = s
 			default:

@@ -110,7 +110,7 @@ expect.refused_by = "nobody"
 [[step]]
 op = "turn"
 rounds = [{tols = []}]
-`, 8, "step[1].rounds", "rounds[0]: unknown key tols"},
+`, 8, "step[1].rounds", "rounds[1]: unknown key tols"},
 		{"program escaping the pack", header + `
 [programs]
 "../x.lua" = "x"

@@ -322,7 +322,7 @@ func (s *Server) dispatch(ctx context.Context, method string, raw json.RawMessag
 		return map[string]any{}, nil
 	case "method":
 		o := i.Method(ctx, engine.MethodCall{Owner: p.Owner, Method: p.Method, Input: p.Input, CallID: p.CallID, HostAuthority: p.HostAuthority})
-		return o, nil
+		return methodOutcome(o), nil
 	case "command":
 		r := i.Command(ctx, p.Name, p.Text)
 		return map[string]any{"status": r.Status, "error": omit(r.Error), "notes": notes(r.Notes)}, nil
@@ -377,7 +377,10 @@ func omit(s string) any {
 }
 
 func outcome(o engine.Outcome) map[string]any {
-	m := map[string]any{"status": o.Status, "call_id": o.CallID}
+	m := map[string]any{"status": o.Status}
+	if o.CallID != "" { // R4.11: a call that got no id (outside a turn, an unknown tool) has none
+		m["call_id"] = o.CallID
+	}
 	if o.Status == engine.StatusOK {
 		m["result"] = o.Result
 		d := o.Diagnostics
@@ -394,6 +397,24 @@ func outcome(o engine.Outcome) map[string]any {
 	}
 	if o.Error != "" {
 		m["error"] = o.Error
+	}
+	return m
+}
+
+// methodOutcome is a method call's outcome with only the fields that apply
+// (R4.11).
+func methodOutcome(o engine.MethodOutcome) map[string]any {
+	m := map[string]any{"status": o.Status, "revision": o.Revision}
+	if o.Status == engine.StatusOK {
+		m["result"] = o.Result
+	}
+	for k, v := range map[string]string{"reason": o.Reason, "refused_by": o.RefusedBy, "error": o.Error, "call_id": o.CallID} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if len(o.Diagnostics) > 0 {
+		m["diagnostics"] = o.Diagnostics
 	}
 	return m
 }

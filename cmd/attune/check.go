@@ -37,7 +37,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	packs := pin.Packs{}
 	for i, dir := range cfg.Engine.Packs {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			problems = append(problems, cfg.Errorf(fmt.Sprintf("engine.packs[%d]", i), "pack folder %s does not exist", dir))
+			problems = append(problems, cfg.Errorf(fmt.Sprintf("engine.packs[%d]", i+1), "pack folder %s does not exist", dir))
 			continue
 		}
 		packs = append(packs, pin.Pack{Name: dir, FS: os.DirFS(dir)})
