@@ -61,6 +61,9 @@ func (s *State) scriptError(err error, cancelled bool) error {
 	switch v := api.Object.(type) {
 	case lua.LString:
 		se.Msg = string(v)
+		if api.Type == lua.ApiErrorPanic {
+			se.Msg = panicMessage(se.Msg, api.StackTrace)
+		}
 	case nil:
 		se.Msg = api.Error()
 	default:
@@ -101,4 +104,42 @@ func describe(v lua.LValue) string {
 		return x.String()
 	}
 	return TypeName(v)
+}
+
+// panicMessage turns a Go panic that gopher-lua recovered while running
+// script (a runtime error inside the VM or in a Go function the script
+// called) into a script error at the script's current line: the innermost
+// script frame of the traceback, which the recovery took before it
+// unwound the stack. Without one, the message says so plainly.
+func panicMessage(msg, traceback string) string {
+	where := ""
+	for _, line := range strings.Split(traceback, "\n") {
+		line = strings.TrimSpace(line)
+		i := strings.Index(line, ": in ")
+		if i <= 0 {
+			continue
+		}
+		pos := line[:i]
+		if c := strings.LastIndexByte(pos, ':'); c > 0 && isDigits(pos[c+1:]) {
+			where = pos
+			break
+		}
+	}
+	msg += " (a Go panic inside the Lua runtime)"
+	if where == "" {
+		return msg
+	}
+	return where + ": " + msg
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

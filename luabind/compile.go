@@ -46,6 +46,7 @@ func Compile(file string, src []byte) (*lua.FunctionProto, error) {
 		}
 		return nil, &SyntaxError{File: file, Msg: strings.TrimSpace(err.Error())}
 	}
+	chunk = hoistForLists(chunk) // a gopher-lua miscompile: forlist.go
 	proto, err := lua.Compile(chunk, file)
 	if err != nil {
 		return nil, &SyntaxError{File: file, Msg: strings.TrimSpace(err.Error())}
