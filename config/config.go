@@ -21,6 +21,7 @@ const (
 	DefaultStore          = ".attune/state.db" // beside the configuration file
 	DefaultProject        = "default"
 	DefaultCallbackBudget = time.Second
+	DefaultHostTimeout    = 30 * time.Second
 	DefaultRetryBudget    = 2
 )
 
@@ -51,6 +52,9 @@ type Engine struct {
 	Packs          []string
 	Project        string
 	CallbackBudget time.Duration
+	// HostTimeout bounds each host callback (admit/read, the floor, a host
+	// core): past it the callback's ctx is done and its call fails.
+	HostTimeout time.Duration
 }
 
 // Floor is the [floor] table: the default host floor refuses a tool call
@@ -116,6 +120,7 @@ func Default(dir string) *Config {
 			Packs:          []string{},
 			Project:        DefaultProject,
 			CallbackBudget: DefaultCallbackBudget,
+			HostTimeout:    DefaultHostTimeout,
 		},
 		Floor:    Floor{RefuseMarks: []string{}},
 		Bots:     map[string]*Bot{},

@@ -39,6 +39,7 @@ func TestLoadFullSchema(t *testing.T) {
 		Packs:          []string{filepath.Join(dir, "packs", "mine"), "/opt/attune/packs"},
 		Project:        "acme",
 		CallbackBudget: 250 * time.Millisecond,
+		HostTimeout:    DefaultHostTimeout,
 	}
 	if !reflect.DeepEqual(cfg.Engine, wantEngine) {
 		t.Errorf("Engine = %+v\nwant %+v", cfg.Engine, wantEngine)

@@ -30,7 +30,7 @@ const (
 // The keys of each table of the schema.
 var (
 	topKeys    = []string{"engine", "floor", "bots", "harness"}
-	engineKeys = []string{"store", "packs", "project", "callback_budget"}
+	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout"}
 	floorKeys  = []string{"refuse_marks"}
 	botKeys    = []string{"behaviors", "ceiling", "grants", "retry_budget", "config"}
 )
@@ -264,6 +264,21 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 				d.errorf(p, `want a duration > 0, got %s`, quote(s))
 			default:
 				cfg.Engine.CallbackBudget = dur
+			}
+		case "host_timeout":
+			s, ok := v.(string)
+			if !ok {
+				d.errorf(p, `want a duration like "30s", got %s`, describe(v))
+				break
+			}
+			dur, err := time.ParseDuration(s)
+			switch {
+			case err != nil:
+				d.errorf(p, `want a duration like "30s", got %s`, quote(s))
+			case dur <= 0 || dur > 24*time.Hour:
+				d.errorf(p, `want a duration > 0 and at most 24h, got %s`, quote(s))
+			default:
+				cfg.Engine.HostTimeout = dur
 			}
 		default:
 			d.unknown(p, engineKeys)

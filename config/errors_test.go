@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -38,6 +39,10 @@ func TestStructuralErrors(t *testing.T) {
 			[]string{`attune.toml:2: engine.packs: want a list of strings, got string`}},
 		{"callback_budget an integer", "\n\n\n[engine]\ncallback_budget = 5\n",
 			[]string{`attune.toml:5: engine.callback_budget: want a duration like "1s", got integer 5`}},
+		{"host_timeout zero", "[engine]\nhost_timeout = \"0s\"\n",
+			[]string{`attune.toml:2: engine.host_timeout: want a duration > 0 and at most 24h, got "0s"`}},
+		{"host_timeout an integer", "[engine]\nhost_timeout = 30\n",
+			[]string{`attune.toml:2: engine.host_timeout: want a duration like "30s", got integer 30`}},
 		{"callback_budget a float", "[engine]\ncallback_budget = 1.5\n",
 			[]string{`attune.toml:2: engine.callback_budget: want a duration like "1s", got float 1.5`}},
 		{"refuse_marks element", "[floor]\nrefuse_marks = ['deny', 1]\n",
@@ -243,4 +248,16 @@ behaviors = ["offload"]
 	hand.BotOrder = []string{"b"}
 	checkErrors(t, hand.Validate(nil),
 		[]string{`bots.b.config.gaol: configures program "gaol", which this bot does not select; did you mean "goal"?`})
+}
+
+// [engine] host_timeout bounds each host callback; 30s when not given.
+func TestHostTimeoutKey(t *testing.T) {
+	cfg, err := Parse("attune.toml", []byte("[engine]\nhost_timeout = \"250ms\"\n"))
+	if err != nil || cfg.Engine.HostTimeout != 250*time.Millisecond {
+		t.Fatalf("%v %v", cfg, err)
+	}
+	cfg, err = Parse("attune.toml", []byte("[bots.main]\nbehaviors = []\n"))
+	if err != nil || cfg.Engine.HostTimeout != DefaultHostTimeout || DefaultHostTimeout != 30*time.Second {
+		t.Fatalf("default: %v %v", cfg.Engine, err)
+	}
 }

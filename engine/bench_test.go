@@ -39,7 +39,7 @@ func benchInstance(b *testing.B, programs map[string]string) *Instance {
 		behaviors = `["g"]`
 	}
 	e := testEngine(b, "[bots.main]\nbehaviors = "+behaviors+"\nceiling = [\"read\"]\n", programs)
-	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, a any) (any, error) { return a, nil }})
+	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, c CoreCall) (any, error) { return c.Args, nil }})
 	i, err := e.Start(context.Background(), StartOptions{ID: "bench", Bot: "main"})
 	if err != nil {
 		b.Fatal(err)
@@ -176,7 +176,7 @@ function empty(n) for i = 1, n do end end`})
 func BenchmarkToolOneGuardParallel(b *testing.B) {
 	e := testEngine(b, "[bots.main]\nbehaviors = [\"g\"]\nceiling = [\"read\"]\n",
 		map[string]string{"g.lua": `guard.tool("fs/read", function(c, invoke) return invoke() end)`})
-	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, a any) (any, error) { return a, nil }})
+	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, c CoreCall) (any, error) { return c.Args, nil }})
 	var n atomic.Int64
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -311,6 +311,9 @@ func (r *BoundaryResult) failedWith(failure *Error) {
 // BeginTurn opens a turn: the re-attuned pin applies now (R2.5), turn
 // guards run, then turn-start hooks.
 func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult, error) {
+	if err := ctx.Err(); err != nil {
+		return BoundaryResult{}, cancelled(err)
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed.Load() {
@@ -373,6 +376,9 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 // BeginRound opens a round: round guards, round-start hooks, then every
 // note of the turn not yet placed is placed into this round's call (R3.7).
 func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
+	if err := ctx.Err(); err != nil {
+		return BoundaryResult{}, cancelled(err)
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	s := i.sess.Load()
@@ -421,6 +427,9 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 // decision is made: the host's wish OR any activating note of this round
 // end (R3.4, R3.6).
 func (i *Instance) EndRound(ctx context.Context, in RoundEnd) (BoundaryResult, error) {
+	if err := ctx.Err(); err != nil {
+		return BoundaryResult{}, cancelled(err)
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	return i.endRound(ctx, in)
@@ -460,6 +469,9 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 // notes never placed expire (R3.7), and the loop-end result joins the
 // host's addenda with the turn's notes (R3.8).
 func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResult, error) {
+	if err := ctx.Err(); err != nil {
+		return BoundaryResult{}, cancelled(err)
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	s := i.sess.Load()

@@ -176,7 +176,7 @@ hook.tool("fs/read", {post = function(c, o) notify("read " .. tostring(o.result)
 		func(o *Options) {
 			o.Read = func(_ context.Context, key string) (any, error) { reads++; return "main", nil }
 		})
-	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(context.Context, any) (any, error) { cores++; return "data", nil }})
+	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(context.Context, CoreCall) (any, error) { cores++; return "data", nil }})
 	i := start(t, e, "x", "main")
 	ok(t)(i.BeginTurn(ctx, TurnInput{}))
 	ok(t)(i.BeginRound(ctx))

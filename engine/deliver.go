@@ -82,35 +82,36 @@ func deliveryKey(en session.Entry) (string, bool) {
 	return "", false
 }
 
-// hostCore runs a host tool's core: a delivery (journaled while a turn is
-// open, answered from the journal in a replay).
-func (i *Instance) hostCore(ctx context.Context, te *toolEntry, args any) (any, error) {
+// hostCore runs a host tool's core under the host timeout: a delivery
+// (journaled while a turn is open, answered from the journal in a replay).
+func (i *Instance) hostCore(ctx context.Context, te *toolEntry, call CoreCall) (any, error) {
 	if !i.sess.Load().delivering() {
-		return te.host.Core(ctx, args) // nothing to journal or replay: no closure to allocate
+		return i.e.runCore(ctx, te.host.Core, call) // nothing to journal or replay: no closure to allocate
 	}
 	return i.deliver(ctx, session.Core, te.path, func(ctx context.Context) (any, error) {
-		return te.host.Core(ctx, args)
+		return i.e.runCore(ctx, te.host.Core, call)
 	})
 }
 
 // floorVerdict asks the host's floor about a call in the chain (R4.4): a
 // delivery, so a replay reads the verdict from the journal and never asks
-// the host again.
-func (i *Instance) floorVerdict(ctx context.Context, c FloorCall) (reason string, refused bool) {
+// the host again. A floor that does not answer in time refuses; err says
+// why (host-timeout, cancelled).
+func (i *Instance) floorVerdict(ctx context.Context, c FloorCall) (reason string, refused bool, err error) {
 	if !i.sess.Load().delivering() {
-		return i.e.floor(ctx, c)
+		return i.e.runFloor(ctx, c)
 	}
 	v, err := i.deliver(ctx, session.Floor, c.Path, func(ctx context.Context) (any, error) {
-		reason, refused := i.e.floor(ctx, c)
-		return map[string]any{"refused": refused, "reason": reason}, nil
+		reason, refused, err := i.e.runFloor(ctx, c)
+		return map[string]any{"refused": refused, "reason": reason}, err
 	})
 	if err != nil {
-		return err.Error(), true
+		return err.Error(), true, err
 	}
 	m, _ := v.(map[string]any)
 	reason, _ = m["reason"].(string)
 	refused, _ = m["refused"].(bool)
-	return reason, refused
+	return reason, refused, nil
 }
 
 // replayer answers the host's part of a replay from the journal (R3.10)

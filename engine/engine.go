@@ -34,13 +34,33 @@ type FloorFunc func(ctx context.Context, c FloorCall) (reason string, refused bo
 // FloorCall is what the floor sees.
 type FloorCall struct {
 	Instance string
+	Session  string
+	CallID   string
 	Path     string
 	Args     any
 	Marks    []string
 }
 
-// CoreFunc is a host tool's core.
-type CoreFunc func(ctx context.Context, args any) (any, error)
+// CoreCall is the call a host core serves: which instance and session,
+// the call's id, the tool's path, the (possibly rewritten) arguments and
+// the marks the guards left on it.
+type CoreCall struct {
+	Instance string
+	Session  string
+	// CallID is the call's id: the host's ToolCall.CallID, or the one the
+	// engine made. On the fast path (no guard or hook, the default floor,
+	// no turn open) the engine makes none: CallID is the host's, or "".
+	CallID string
+	Path   string
+	Args   any
+	Marks  []string
+}
+
+// CoreFunc is a host tool's core. Its ctx is done when the host's ctx is,
+// or when [engine] host_timeout passes (Engine.HostTimeout; on the fast
+// path the host's ctx is passed as is); a core that returns an error, or
+// panics, fails its call (CodeCore).
+type CoreFunc func(ctx context.Context, c CoreCall) (any, error)
 
 // HostTool is a tool whose core the host provides.
 type HostTool struct {
@@ -69,6 +89,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer hears of registrations and their runs (coverage); nil: none.
 	Observer Observer
+	// HostTimeout overrides [engine] host_timeout: how long one host
+	// callback (Read, Floor, a host core) may take.
+	HostTimeout time.Duration
 }
 
 // Engine holds the configuration, the store, the packs, the host's tools
@@ -85,6 +108,7 @@ type Engine struct {
 	log       *slog.Logger
 	budget    time.Duration
 	obs       Observer
+	hostWait  time.Duration // host_timeout
 
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry
@@ -125,6 +149,13 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	}
 	if e.budget <= 0 {
 		e.budget = time.Second
+	}
+	e.hostWait = o.HostTimeout
+	if e.hostWait <= 0 {
+		e.hostWait = o.Config.Engine.HostTimeout
+	}
+	if e.hostWait <= 0 {
+		e.hostWait = config.DefaultHostTimeout
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -188,6 +219,9 @@ func (e *Engine) Close() error {
 	}
 	return nil
 }
+
+// HostTimeout is how long one host callback may take.
+func (e *Engine) HostTimeout() time.Duration { return e.hostWait }
 
 // Store returns the engine's store.
 func (e *Engine) Store() store.Store { return e.st }

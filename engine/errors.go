@@ -210,7 +210,7 @@ func failedOut(r *registry, err error) Outcome {
 
 // errorCodes are the codes a failure text may start with ("call-id: ...").
 var errorCodes = []Code{CodeStaleRevision, CodeCallID, CodePinMissing, CodeHandler, CodeReducer,
-	CodeRevision, CodeOwner, CodeMethod, CodeReplay, CodeSchema, CodeGrant, CodeCancelled}
+	CodeRevision, CodeOwner, CodeMethod, CodeReplay, CodeSchema, CodeGrant, CodeCancelled, CodeHostTimeout}
 
 // codeOfText classifies a failure text by its leading code word (the
 // spec's prefixes), after Lua's position prefix when there is one.
@@ -297,4 +297,9 @@ func schemaRefused(err error) MethodOutcome {
 	out := refused(BySchema, err.Error())
 	out.Err = &Error{Code: CodeSchema, Message: err.Error(), Err: err}
 	return out
+}
+
+// cancelled is the error of a call whose ctx ended before it ran.
+func cancelled(err error) *Error {
+	return &Error{Code: CodeCancelled, Message: "cancelled: " + err.Error(), Err: err}
 }

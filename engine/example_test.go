@@ -41,7 +41,7 @@ hook.round("end", function(b) notify("round " .. b.round .. " done", "ambient") 
 	}
 	defer e.Close()
 	e.RegisterTool(engine.HostTool{Path: "fs/read", Effects: []string{"read"},
-		Core: func(ctx context.Context, args any) (any, error) { return "contents", nil }})
+		Core: func(ctx context.Context, c engine.CoreCall) (any, error) { return "contents", nil }})
 
 	i, err := e.Start(ctx, engine.StartOptions{ID: "agent-1", Bot: "main"})
 	if err != nil {

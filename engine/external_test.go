@@ -42,7 +42,7 @@ func TestToolBeginEndAcrossEngines(t *testing.T) {
 		}
 		e := testEngine(t, chainCfg, map[string]string{"g.lua": externalProg}, func(o *Options) { o.Config, o.Store = cfg, st })
 		t.Cleanup(func() { st.Close() })
-		e.RegisterTool(HostTool{Path: "sh/run", Effects: []string{"read"}, Core: func(context.Context, any) (any, error) {
+		e.RegisterTool(HostTool{Path: "sh/run", Effects: []string{"read"}, Core: func(context.Context, CoreCall) (any, error) {
 			t.Error("the core ran inside the process")
 			return nil, nil
 		}})

@@ -43,7 +43,7 @@ func start(t testing.TB, e *Engine, id, bot string) *Instance {
 }
 
 func echoTool(path string, effects ...string) HostTool {
-	return HostTool{Path: path, Effects: effects, Core: func(_ context.Context, args any) (any, error) { return args, nil }}
+	return HostTool{Path: path, Effects: effects, Core: func(_ context.Context, c CoreCall) (any, error) { return c.Args, nil }}
 }
 
 // fsMap is the scratch pack's file system; tests edit it in place.

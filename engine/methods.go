@@ -82,11 +82,16 @@ type methodCall struct {
 // Method runs one method call for the host (R5.2). When a turn is open the
 // call is journaled, so a replay answers it from its call record (R3.10).
 func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
+	if err := ctx.Err(); err != nil { // a call the host gave up on never runs
+		ce := cancelled(err)
+		return MethodOutcome{Status: StatusFailed, Error: ce.Message, CallID: c.CallID, Err: ce}
+	}
 	set, err := i.live()
 	if err != nil {
 		return MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: c.CallID, Err: err}
 	}
 	defer set.release()
+	c.Input = Plain(c.Input)
 	fresh := c.CallID == ""
 	if fresh {
 		c.CallID = i.newCallID()

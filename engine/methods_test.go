@@ -190,7 +190,7 @@ define.method("c", "add", function(ctx, s, x)
   propose({type = "add"})
   return ctx.instance
 end, {kind = "command"})`})
-	e.RegisterTool(HostTool{Path: "barrier", Core: func(context.Context, any) (any, error) {
+	e.RegisterTool(HostTool{Path: "barrier", Core: func(context.Context, CoreCall) (any, error) {
 		arrived <- struct{}{}
 		<-release
 		return nil, nil
@@ -279,7 +279,7 @@ define.method("c", "claim", function(ctx, s, x)
   return #s.by + 1
 end, {kind = "command"})
 define.method("c", "all", function(ctx, s) return s.by end)`}, func(o *Options) { o.Store = st })
-			e.RegisterTool(HostTool{Path: "barrier", Core: func(context.Context, any) (any, error) {
+			e.RegisterTool(HostTool{Path: "barrier", Core: func(context.Context, CoreCall) (any, error) {
 				if arrived.Add(1) <= n {
 					gate.Done()
 					gate.Wait() // every caller has observed revision 0
@@ -377,8 +377,8 @@ subscribe("log@project", function(ctx, action) call.tool("seen", {where = ctx.in
 subscribe("log@project", function(ctx, action) call.tool("seen", {where = ctx.instance, scope = "project", text = action.text}) end)
 subscribe("log", function(ctx, action) error("a session subscription of another session ran") end)`,
 	})
-	e.RegisterTool(HostTool{Path: "seen", Core: func(_ context.Context, a any) (any, error) {
-		m := a.(map[string]any)
+	e.RegisterTool(HostTool{Path: "seen", Core: func(_ context.Context, c CoreCall) (any, error) {
+		m := c.Args.(map[string]any)
 		mu.Lock()
 		seen = append(seen, fmt.Sprintf("%s %s %s", m["where"], m["scope"], m["text"]))
 		mu.Unlock()
@@ -452,7 +452,7 @@ func TestNoLockAcrossHandler(t *testing.T) {
 define.reducer("c", function(s, a) s.n = s.n + 1 return s end, {scope = "project", init = {n = 0}})
 define.method("c", "slow", function(ctx, s) call.tool("wait", {}) propose({type = "x"}) return s.n end, {kind = "command"})
 define.method("c", "add", function(ctx, s) propose({type = "x"}) return s.n + 1 end, {kind = "command"})`})
-	e.RegisterTool(HostTool{Path: "wait", Core: func(context.Context, any) (any, error) { close(entered); <-release; return nil, nil }})
+	e.RegisterTool(HostTool{Path: "wait", Core: func(context.Context, CoreCall) (any, error) { close(entered); <-release; return nil, nil }})
 	a, b := start(t, e, "a", "main"), start(t, e, "b", "main")
 	done := make(chan MethodOutcome)
 	go func() { done <- hostCall(a, "c", "slow", nil) }()

@@ -36,7 +36,7 @@ const benchToolCfg = "[bots.main]\nbehaviors = [\"g\"]\nceiling = [\"read\"]\n"
 // benchToolEngine is benchInstance's engine on a given store.
 func benchToolEngine(b *testing.B, st store.Store, programs map[string]string) *Engine {
 	e := testEngine(b, benchToolCfg, programs, func(o *Options) { o.Store = st })
-	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, a any) (any, error) { return a, nil }})
+	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, c CoreCall) (any, error) { return c.Args, nil }})
 	return e
 }
 

@@ -213,7 +213,7 @@ func (r *registry) call(fr *frame, a luabind.Ambient, fn lua.LValue, nret int, a
 // run calls fn with the registry already held by fr's thread.
 func (r *registry) run(fr *frame, a luabind.Ambient, fn lua.LValue, nret int, args ...lua.LValue) error {
 	r.frames = append(r.frames, fr)
-	err := r.st.Call(a, fn, nret, args...)
+	err := r.st.CallContext(fr.ctx, a, fn, nret, args...)
 	r.frames[len(r.frames)-1] = nil
 	r.frames = r.frames[:len(r.frames)-1]
 	return err

@@ -220,9 +220,9 @@ func checkType(path, typ string, v any) error {
 	case "string":
 		_, ok = v.(string)
 	case "number":
-		_, ok = v.(float64)
+		_, ok = toNumber(v)
 	case "integer":
-		f, isNum := v.(float64)
+		f, isNum := toNumber(v)
 		ok = isNum && f == math.Trunc(f) && !math.IsInf(f, 0)
 	case "boolean":
 		_, ok = v.(bool)
@@ -258,6 +258,9 @@ func kindOf(v any) string {
 		return "list"
 	case map[string]any:
 		return "map"
+	}
+	if _, ok := toNumber(v); ok {
+		return "number"
 	}
 	return fmt.Sprintf("%T", v)
 }

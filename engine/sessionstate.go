@@ -113,12 +113,12 @@ func fAdmitRead(s *luabind.State) int {
 	fr := r.top()
 	key := s.CheckString("admit/read", 1)
 	v, err := fr.inst.deliver(fr.ctx, session.Read, key, func(ctx context.Context) (any, error) {
-		if read := fr.inst.e.read; read != nil {
-			return read(ctx, key)
-		}
-		return nil, nil
+		return fr.inst.e.runRead(ctx, key)
 	})
 	if err != nil {
+		if c := CodeOf(err); c == CodeHostTimeout || c == CodeCancelled {
+			s.L.RaiseError("%s", err.Error()) // "host-timeout: admit/read KEY did not answer ..."
+		}
 		s.L.RaiseError("admit/read %s: %v", key, err)
 	}
 	s.L.Push(s.ToLua(v))

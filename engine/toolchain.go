@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -125,6 +126,10 @@ func (s *regSet) toolTable() *toolTable {
 
 // Tool runs one call through the tool chain (SPEC §4).
 func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
+	if err := ctx.Err(); err != nil { // a call the host gave up on never runs
+		ce := cancelled(err)
+		return Outcome{Status: StatusFailed, Error: ce.Message, CallID: c.CallID, Err: ce}
+	}
 	// R4.2, the fast path: a host tool no guard or hook matches, inside
 	// the ceiling, no turn to journal, and the default floor (which cannot
 	// refuse an unmarked call): only the core runs. No script, no allocation.
@@ -137,11 +142,11 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 				}
 			}
 			if te != nil && te.quick && i.sess.Load().quiet() {
-				res, err := te.core(ctx, c.Args)
+				res, err := callCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
 				if err != nil {
-					return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err)}
+					return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: c.CallID}
 				}
-				return Outcome{Status: StatusOK, Result: res}
+				return Outcome{Status: StatusOK, Result: res, CallID: c.CallID}
 			}
 		}
 	}
@@ -179,15 +184,18 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	if !te.allowed { // R4.1
 		return Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
 	}
+	if c.CallID == "" {
+		c.CallID = i.newCallID()
+	}
 	if te.fast && i.sess.Load().quiet() { // R4.2: no guard or hook matches: floor, then core
-		if reason, refused := i.e.floor(ctx, FloorCall{Instance: i.id, Path: c.Path, Args: c.Args}); refused {
-			return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
+		if reason, refused, ferr := i.e.runFloor(ctx, FloorCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args}); refused {
+			return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason, Err: ferr, CallID: c.CallID}
 		}
-		res, err := te.host.Core(ctx, c.Args)
+		res, err := i.e.runCore(ctx, te.host.Core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
 		if err != nil {
-			return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err)}
+			return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: c.CallID}
 		}
-		return Outcome{Status: StatusOK, Result: res}
+		return Outcome{Status: StatusOK, Result: res, CallID: c.CallID}
 	}
 	out := i.runChain(ctx, set, te, c, nil)
 	if ss := i.sess.Load(); ss.journaling.Load() {
@@ -451,8 +459,8 @@ func fInvoke(s *luabind.State) int {
 // inner runs past the guards: floor (R4.4), :pre (R4.5), core (R4.6), :post (R4.7).
 func (c *chain) inner(args any) Outcome {
 	c.floorSaw, c.floorArgs = true, args
-	if reason, refused := c.i.floorVerdict(c.ctx, FloorCall{Instance: c.i.id, Path: c.te.path, Args: args, Marks: append([]string(nil), c.marks...)}); refused {
-		return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason}
+	if reason, refused, ferr := c.i.floorVerdict(c.ctx, FloorCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: c.te.path, Args: args, Marks: append([]string(nil), c.marks...)}); refused {
+		return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason, Err: ferr}
 	}
 	for _, h := range c.te.hooks {
 		if h.pre == nil {
@@ -517,7 +525,7 @@ func (c *chain) core(args any) Outcome {
 	}
 	te := c.te
 	if te.host != nil {
-		res, err := c.i.hostCore(c.ctx, te, args)
+		res, err := c.i.hostCore(c.ctx, te, CoreCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: te.path, Args: args, Marks: slices.Clone(c.marks)})
 		if err != nil {
 			return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err)}
 		}
@@ -768,26 +776,6 @@ func (i *Instance) toolFrom(fr *frame, path string, args any) Outcome {
 // errText is the text of a script failure.
 func errText(err error) string {
 	return err.Error()
-}
-
-// CopyPlain deep-copies plain data (lists and maps; other values are
-// shared), so no step sees another's edits.
-func CopyPlain(v any) any {
-	switch x := v.(type) {
-	case []any:
-		c := make([]any, len(x))
-		for k, e := range x {
-			c[k] = CopyPlain(e)
-		}
-		return c
-	case map[string]any:
-		c := make(map[string]any, len(x))
-		for k, e := range x {
-			c[k] = CopyPlain(e)
-		}
-		return c
-	}
-	return v
 }
 
 // Boxed values shared by every state: a Lua string or number stored in an

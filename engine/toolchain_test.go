@@ -34,7 +34,7 @@ func TestMatch(t *testing.T) { // R4.2
 func TestFastPathNoLua(t *testing.T) { // R4.2, R4.6
 	e := testEngine(t, chainCfg, map[string]string{"g.lua": `guard.tool("other/*", function(c, invoke) return invoke() end)`})
 	calls := 0
-	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, a any) (any, error) { calls++; return "ok", nil }})
+	e.RegisterTool(HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, c CoreCall) (any, error) { calls++; return "ok", nil }})
 	i := start(t, e, "a", "main")
 	out := i.Tool(context.Background(), ToolCall{Path: "fs/read", Args: "x"})
 	if out.Status != StatusOK || out.Result != "ok" || calls != 1 {
@@ -101,7 +101,7 @@ func TestInvokeTwiceAndNoInvoke(t *testing.T) { // R4.3
 guard.tool("t/twice", function(c, invoke) invoke() return invoke() end)
 guard.tool("t/none", function(c, invoke) return nil end)`})
 	n := 0
-	e.RegisterTool(HostTool{Path: "t/twice", Core: func(context.Context, any) (any, error) { n++; return 1, nil }})
+	e.RegisterTool(HostTool{Path: "t/twice", Core: func(context.Context, CoreCall) (any, error) { n++; return 1, nil }})
 	e.RegisterTool(echoTool("t/none"))
 	i := start(t, e, "a", "main")
 	out := i.Tool(context.Background(), ToolCall{Path: "t/twice"})
@@ -219,7 +219,7 @@ func TestCoreThrows(t *testing.T) { // R4.8, R4.11
 seen = nil
 hook.tool("t/*", {post_fail = function(c, f) seen = {args = c.args, by = f.by, hidden = f.hidden, err = f.error} end})
 define.tool("t/lua", function(ctx, args) error("lua core broke") end)`})
-	e.RegisterTool(HostTool{Path: "t/x", Core: func(context.Context, any) (any, error) { return nil, errors.New("disk full") }})
+	e.RegisterTool(HostTool{Path: "t/x", Core: func(context.Context, CoreCall) (any, error) { return nil, errors.New("disk full") }})
 	i := start(t, e, "a", "main")
 	out := i.Tool(context.Background(), ToolCall{Path: "t/x", Args: "a"})
 	if out.Status != StatusFailed || out.Error != "disk full" || out.RefusedBy != "" || out.Reason != "" {

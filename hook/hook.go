@@ -305,7 +305,7 @@ func (r *Runtime) tool(d Dialect, h *config.HookHarness, name string) (string, e
 	return path, err
 }
 
-func outside(context.Context, any) (any, error) {
+func outside(context.Context, engine.CoreCall) (any, error) {
 	return nil, errors.New("this tool runs in the agent, not in attune")
 }
 

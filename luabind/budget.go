@@ -30,6 +30,9 @@ type budget struct {
 	frames   []time.Duration // remaining time of each open frame
 	running  bool            // the top frame's clock is ticking
 	deadline time.Time
+	// host is why the host's context ended the running callback (nil: the
+	// budget did, or nothing did).
+	host error
 }
 
 func newBudget(limit time.Duration) *budget {
@@ -44,9 +47,31 @@ func (b *budget) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.fired {
+		if b.host != nil {
+			return b.host
+		}
 		return ErrBudget
 	}
 	return nil
+}
+
+// CancelError is what a callback fails with when the host's context ended
+// it: "cancelled: context canceled". errors.Is sees the context's error.
+type CancelError struct{ Cause error }
+
+func (e *CancelError) Error() string { return "cancelled: " + e.Cause.Error() }
+func (e *CancelError) Unwrap() error { return e.Cause }
+
+// cancelHost ends the running callback because the host's context ended.
+func (b *budget) cancelHost(cause error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fired || len(b.frames) == 0 {
+		return
+	}
+	b.fired = true
+	b.host = &CancelError{Cause: cause}
+	close(b.done)
 }
 
 func (b *budget) fire() {
@@ -123,6 +148,7 @@ func (b *budget) exit() bool {
 	b.frames = b.frames[:len(b.frames)-1]
 	if len(b.frames) == 0 && b.fired {
 		b.fired = false
+		b.host = nil
 		b.done = make(chan struct{})
 	}
 	return len(b.frames) == 0

@@ -1,6 +1,7 @@
 package luabind
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,18 +17,42 @@ type ScriptError struct {
 	Value lua.LValue
 	// Traceback is Lua's stack traceback, when gopher-lua gave one.
 	Traceback string
-	// Cancelled is set when the time budget cancelled the callback.
+	// Cancelled is set when the time budget, or the host's context,
+	// cancelled the callback.
 	Cancelled bool
+	// Cause is what cancelled it: ErrBudget, or a *CancelError wrapping
+	// the host context's error.
+	Cause error
 }
 
 func (e *ScriptError) Error() string { return e.Msg }
 
-// Unwrap lets errors.Is(err, ErrBudget) see a cancellation.
+// Unwrap lets errors.Is(err, ErrBudget) (or context.Canceled) see a
+// cancellation.
 func (e *ScriptError) Unwrap() error {
+	if e.Cause != nil {
+		return e.Cause
+	}
 	if e.Cancelled {
 		return ErrBudget
 	}
 	return nil
+}
+
+// CallContext is Call under the host's context as well: when ctx ends
+// while fn runs, fn is cancelled as if its budget ran out, and fails with
+// a *CancelError. A ctx that has ended already runs nothing.
+func (s *State) CallContext(ctx context.Context, a Ambient, fn lua.LValue, nret int, args ...lua.LValue) error {
+	if ctx == nil || ctx.Done() == nil {
+		return s.Call(a, fn, nret, args...)
+	}
+	if err := ctx.Err(); err != nil {
+		ce := &CancelError{Cause: err}
+		return &ScriptError{Msg: ce.Error(), Cancelled: true, Cause: ce}
+	}
+	stop := context.AfterFunc(ctx, func() { s.budget.cancelHost(ctx.Err()) })
+	defer stop()
+	return s.Call(a, fn, nret, args...)
 }
 
 // Call runs fn in ambient a under the time budget, leaving nret results on
@@ -41,23 +66,24 @@ func (s *State) Call(a Ambient, fn lua.LValue, nret int, args ...lua.LValue) err
 		L.SetContext(s.budget)
 	}
 	err := L.CallByParam(lua.P{Fn: fn, NRet: nret, Protect: true}, args...)
-	cancelled := s.budget.Err() != nil
+	cause := s.budget.Err()
 	if s.budget.exit() {
 		L.RemoveContext()
 	}
 	s.ambient = old
 	if err != nil {
-		return s.scriptError(err, cancelled)
+		return s.scriptError(err, cause)
 	}
 	return nil
 }
 
-func (s *State) scriptError(err error, cancelled bool) error {
+func (s *State) scriptError(err error, cause error) error {
+	cancelled := cause != nil
 	var api *lua.ApiError
 	if !errors.As(err, &api) {
-		return &ScriptError{Msg: err.Error(), Cancelled: cancelled}
+		return &ScriptError{Msg: err.Error(), Cancelled: cancelled, Cause: cause}
 	}
-	se := &ScriptError{Traceback: api.StackTrace, Cancelled: cancelled}
+	se := &ScriptError{Traceback: api.StackTrace, Cancelled: cancelled, Cause: cause}
 	switch v := api.Object.(type) {
 	case lua.LString:
 		se.Msg = string(v)
@@ -77,8 +103,8 @@ func (s *State) scriptError(err error, cancelled bool) error {
 			}
 		}
 	}
-	if cancelled && !strings.Contains(se.Msg, ErrBudget.Error()) {
-		se.Msg = fmt.Sprintf("%s (%s)", ErrBudget.Error(), se.Msg)
+	if cancelled && !strings.Contains(se.Msg, cause.Error()) {
+		se.Msg = fmt.Sprintf("%s (%s)", cause.Error(), se.Msg)
 	}
 	return se
 }

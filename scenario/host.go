@@ -90,7 +90,7 @@ func (h *fakeHost) tool(t HostTool) engine.HostTool {
 	if effects == nil {
 		effects = []string{}
 	}
-	return engine.HostTool{Path: t.Path, Effects: effects, Core: func(_ context.Context, args any) (any, error) {
+	return engine.HostTool{Path: t.Path, Effects: effects, Core: func(_ context.Context, c engine.CoreCall) (any, error) {
 		h.mu.Lock()
 		h.coreCalls++
 		h.mu.Unlock()
@@ -98,7 +98,7 @@ func (h *fakeHost) tool(t HostTool) engine.HostTool {
 		case t.HasFail:
 			return nil, errors.New(t.Fail)
 		case t.Echo:
-			return copyPlain(args), nil
+			return copyPlain(c.Args), nil
 		}
 		return copyPlain(t.Result), nil
 	}}

@@ -282,9 +282,9 @@ func (s *Server) dispatch(ctx context.Context, method string, raw json.RawMessag
 		return map[string]any{"instance": i.ID(), "session": i.Session()}, nil
 	case "tools/register":
 		path := p.Path
-		err := s.eng.RegisterTool(engine.HostTool{Path: path, Effects: p.Effects, Core: func(ctx context.Context, args any) (any, error) {
+		err := s.eng.RegisterTool(engine.HostTool{Path: path, Effects: p.Effects, Core: func(ctx context.Context, c engine.CoreCall) (any, error) {
 			var v any
-			err := s.call(ctx, "host/core", map[string]any{"path": path, "args": args}, &v)
+			err := s.call(ctx, "host/core", map[string]any{"path": path, "args": c.Args}, &v)
 			return v, err
 		}})
 		if err != nil {

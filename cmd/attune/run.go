@@ -231,7 +231,7 @@ func runDemo(ctx context.Context, cfg *config.Config, script *demoScript, out *d
 		t := script.World.Tools[name]
 		result := t.Result
 		if err := e.RegisterTool(engine.HostTool{Path: name, Effects: t.Effect,
-			Core: func(context.Context, any) (any, error) { return result, nil }}); err != nil {
+			Core: func(context.Context, engine.CoreCall) (any, error) { return result, nil }}); err != nil {
 			return err
 		}
 	}

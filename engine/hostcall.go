@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// Host callbacks (admit/read, the floor, host cores) run under a ctx that
+// ends with the caller's or after the engine's host_timeout, and a panic in
+// one becomes a failure of its call.
+
+// hostCtx derives the ctx of one host callback.
+func (e *Engine) hostCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.hostWait)
+}
+
+// hostTimedOut turns the error of a callback whose ctx ran out into a
+// host-timeout error (the caller's ctx is still live), or a cancelled one
+// (the caller's ctx ended).
+func (e *Engine) hostTimedOut(ctx, hctx context.Context, what string, err error) error {
+	if hctx.Err() == nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return &Error{Code: CodeCancelled, Message: fmt.Sprintf("cancelled: %s: %v", what, ctx.Err()), Err: ctx.Err()}
+	}
+	if err == nil {
+		err = context.DeadlineExceeded
+	}
+	return &Error{Code: CodeHostTimeout, Message: fmt.Sprintf("host-timeout: %s did not answer within %v", what, e.hostWait), Err: err}
+}
+
+// callCore runs a host core with the caller's ctx (the fast path: no
+// timer, no allocation) and turns a panic into an error.
+func callCore(ctx context.Context, core CoreFunc, c CoreCall) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, &Error{Code: CodeCore, Message: fmt.Sprintf("core: host tool %s panicked: %v", c.Path, p)}
+		}
+	}()
+	return core(ctx, c)
+}
+
+// runCore runs a host core under the host timeout.
+func (e *Engine) runCore(ctx context.Context, core CoreFunc, c CoreCall) (any, error) {
+	hctx, cancel := e.hostCtx(ctx)
+	defer cancel()
+	res, err := callCore(hctx, core, c)
+	if err != nil {
+		return nil, e.hostTimedOut(ctx, hctx, "host tool "+c.Path, err)
+	}
+	return res, nil
+}
+
+// runFloor asks the floor under the host timeout; a floor that panics or
+// does not answer in time refuses (the floor fails closed).
+func (e *Engine) runFloor(ctx context.Context, c FloorCall) (reason string, refused bool, err error) {
+	if e.markFloor { // the default floor runs no host code
+		reason, refused = e.floor(ctx, c)
+		return reason, refused, nil
+	}
+	hctx, cancel := e.hostCtx(ctx)
+	defer cancel()
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				reason, refused = fmt.Sprintf("the floor panicked: %v", p), true
+				err = &Error{Code: CodeCore, Message: reason}
+			}
+		}()
+		reason, refused = e.floor(hctx, c)
+	}()
+	if hctx.Err() != nil {
+		err = e.hostTimedOut(ctx, hctx, "the floor", nil)
+		return err.Error(), true, err
+	}
+	return reason, refused, err
+}
+
+// runRead asks the host's ReadFunc under the host timeout.
+func (e *Engine) runRead(ctx context.Context, key string) (v any, err error) {
+	if e.read == nil {
+		return nil, nil
+	}
+	hctx, cancel := e.hostCtx(ctx)
+	defer cancel()
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				v, err = nil, fmt.Errorf("the host's read panicked: %v", p)
+			}
+		}()
+		v, err = e.read(hctx, key)
+	}()
+	if err != nil || hctx.Err() != nil {
+		return nil, e.hostTimedOut(ctx, hctx, "admit/read "+key, err)
+	}
+	return v, nil
+}
