@@ -28,8 +28,8 @@ ceiling = ["read"]
 	}
 	// A pack of the host's own programs (usually a folder named in engine.packs).
 	pack := fstest.MapFS{"polite.lua": {Data: []byte(`
-guard.tool("fs/*", function(call, invoke)
-  if call.args.path == "/etc/shadow" then return refuse("not that file") end
+guard.tool("fs/*", function(c, invoke)
+  if c.args.path == "/etc/shadow" then return refuse("not that file") end
   return invoke()
 end)
 hook.round("end", function(b) notify("round " .. b.round .. " done", "ambient") end)

@@ -53,6 +53,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(problems) == 0 {
 		problems = append(problems, loadBots(cfg)...)
+		warnShadowedCall(stdout, cfg, packs)
 	}
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
