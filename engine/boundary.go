@@ -342,12 +342,13 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["turn"], rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status,
-		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error}
+		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Engine: Version}
 	if s.rp == nil {
 		if entry.Pin, err = set.pinBlob(ctx); err != nil {
 			set.release()
 			return BoundaryResult{}, err
 		}
+		entry.Revs = i.firstRevs(ctx, set)
 	}
 	if out.Status != StatusOK {
 		i.refuseBoundary(ctx, set, "turn", rec, out, callID)

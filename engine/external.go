@@ -92,7 +92,7 @@ func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened
 		ss.record(session.Entry{Type: entryToolOpen, Key: key, Path: c.Path, CallID: out.CallID, Input: c.Args,
 			Value: openValue{Args: x.args, Marks: x.marks}})
 	} else {
-		ss.record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID})
+		ss.record(journalTool(c.Path, c.Args, out))
 	}
 	if err := ss.flush(ctx); err != nil {
 		return Opened{Outcome: Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID}}
@@ -160,7 +160,7 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 	}
 	out.CallID = callID
 	ss.record(core)
-	ss.record(session.Entry{Type: session.Tool, Path: c.Path, Value: raw, CallID: callID})
+	ss.record(journalTool(c.Path, raw, out))
 	if err := ss.flush(ctx); err != nil {
 		return Outcome{Status: StatusFailed, Error: err.Error(), CallID: callID}, err
 	}

@@ -97,10 +97,14 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 		c.CallID = i.newCallID()
 	}
 	mc := &methodCall{i: i, set: set, ctx: ctx, c: c, fresh: fresh}
+	first := i.firstRevs(ctx, set)
 	out := mc.run()
-	if s := i.sess.Load(); s != nil && s.journaling.Load() {
+	if s := i.sess.Load(); s != nil {
+		// also outside a turn, for recordings; flushed with the next boundary then
 		s.record(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: c.Input, CallID: out.CallID, Auth: c.HostAuthority,
-			Status: out.Status, Result: out.Result, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error})
+			Status: out.Status, Result: out.Result, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, Revs: first})
+	}
+	if s := i.sess.Load(); s != nil && (s.journaling.Load() || s.j.Pending() >= maxUnflushed) {
 		if err := s.flush(ctx); err != nil && out.Status == StatusOK {
 			out = MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Revision: out.Revision, Err: wrapErr(CodeStore, err, "")}
 		}

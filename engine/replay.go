@@ -118,9 +118,15 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 			o := sh.Tool(ctx, ToolCall{Path: en.Path, Args: en.Value, CallID: en.CallID})
 			got = stepOutcome{Status: o.Status, Reason: o.Reason, RefusedBy: o.RefusedBy, Error: o.Error, Result: o.Result, Diagnostics: o.Diagnostics}
 		case session.Method:
+			if !shs.inTurn { // outside a turn: journaled for recordings, not replayed
+				continue
+			}
 			o := replayMethod(ctx, sh, en)
 			got = stepOutcome{Status: o.Status, Reason: o.Reason, RefusedBy: o.RefusedBy, Error: o.Error, Result: o.Result}
 		case session.Command:
+			if !shs.inTurn {
+				continue
+			}
 			o := sh.command(ctx, en.Name, fmt.Sprint(en.Input), en.CallID)
 			got = stepOutcome{Status: o.Status, Error: o.Error}
 		}
@@ -309,6 +315,7 @@ func (i *Instance) command(ctx context.Context, name, text, callID string) Comma
 	if callID == "" {
 		callID = i.newCallID()
 	}
+	first := i.firstRevs(ctx, set)
 	d := r.commandDecl()
 	fr := (*frame)(nil).child(ctx, i, r, d, callID)
 	sink := &noteSink{phase: "command"}
@@ -316,13 +323,11 @@ func (i *Instance) command(ctx context.Context, name, text, callID string) Comma
 	err = r.call(fr, luabind.Callback, r.command, 0, fr.ctxTable(), lua.LString(text))
 	ss := i.sess.Load()
 	ss.emit(sink.notes, callID)
-	if ss.journaling.Load() {
-		en := session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID, Status: StatusOK}
-		if err != nil {
-			en.Status, en.Error = StatusFailed, errText(err)
-		}
-		ss.record(en)
+	en := session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID, Status: StatusOK, Revs: first}
+	if err != nil {
+		en.Status, en.Error = StatusFailed, errText(err)
 	}
+	ss.record(en) // also outside a turn, for recordings; flushed with the next boundary then
 	ferr := ss.flush(ctx)
 	if err != nil {
 		return CommandResult{Status: StatusFailed, Error: errText(err), Notes: sink.notes, Err: scriptErr(r, err)}

@@ -31,6 +31,7 @@ type sessionState struct {
 	fresh     bool
 
 	journaling atomic.Bool // a turn is open: tool calls are journaled
+	begun      atomic.Bool // the journal has an entry
 	rp         *replayer   // set while replaying: the host is answered from the journal
 }
 
@@ -77,6 +78,7 @@ func (s *sessionState) adopt(entries []session.Entry) {
 		}
 	}
 	s.journaling.Store(s.inTurn)
+	s.begun.Store(len(entries) > 0)
 }
 
 // quiet reports that nothing needs recording: no turn is open and no
@@ -90,6 +92,7 @@ func (s *sessionState) record(en session.Entry) {
 		return
 	}
 	en.Gen = s.gen
+	s.begun.Store(true)
 	s.j.Add(en)
 }
 

@@ -10,7 +10,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"attune/luabind"
-	"attune/session"
 )
 
 // Outcome statuses and refusers (SPEC R4.11).
@@ -199,8 +198,7 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	}
 	out := i.runChain(ctx, set, te, c, nil)
 	if ss := i.sess.Load(); ss.journaling.Load() {
-		ss.record(session.Entry{Type: session.Tool, Path: c.Path, Value: c.Args, CallID: out.CallID,
-			Status: out.Status, Result: out.Result, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Diagnostics: out.Diagnostics})
+		ss.record(journalTool(c.Path, c.Args, out))
 		if err := ss.flush(ctx); err != nil && out.Status == StatusOK {
 			out = Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Err: wrapErr(CodeStore, err, "")}
 		}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"attune/engine"
@@ -15,6 +16,8 @@ import (
 type fakeHost struct {
 	mu         sync.Mutex
 	reads      map[string]any
+	readQueue  map[string][]Answer // answers still to give, by key
+	toolQueue  map[string][]Answer // by tool path
 	refuse     []string
 	readCalls  int
 	coreCalls  int
@@ -24,9 +27,17 @@ type fakeHost struct {
 }
 
 func newFakeHost(sc *Scenario) *fakeHost {
-	h := &fakeHost{reads: map[string]any{}}
+	h := &fakeHost{reads: map[string]any{}, readQueue: map[string][]Answer{}, toolQueue: map[string][]Answer{}}
 	for k, v := range sc.Host.Reads {
 		h.reads[k] = v
+	}
+	for k, as := range sc.Host.ReadAnswers {
+		h.readQueue[k] = as
+	}
+	for _, t := range sc.Host.Tools {
+		if t.HasAnswers {
+			h.toolQueue[t.Path] = t.Answers
+		}
 	}
 	switch {
 	case sc.Host.Floor != nil:
@@ -64,6 +75,13 @@ func (h *fakeHost) read(_ context.Context, key string) (any, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.readCalls++
+	if q := h.readQueue[key]; len(q) > 0 {
+		h.readQueue[key] = q[1:]
+		if q[0].HasFail {
+			return nil, errors.New(q[0].Fail)
+		}
+		return copyPlain(q[0].Value), nil
+	}
 	return copyPlain(h.reads[key]), nil
 }
 
@@ -93,8 +111,18 @@ func (h *fakeHost) tool(t HostTool) engine.HostTool {
 	return engine.HostTool{Path: t.Path, Effects: effects, Core: func(_ context.Context, c engine.CoreCall) (any, error) {
 		h.mu.Lock()
 		h.coreCalls++
+		q := h.toolQueue[t.Path]
+		if len(q) > 0 {
+			h.toolQueue[t.Path] = q[1:]
+		}
 		h.mu.Unlock()
 		switch {
+		case len(q) > 0 && q[0].HasFail:
+			return nil, errors.New(q[0].Fail)
+		case len(q) > 0:
+			return copyPlain(q[0].Value), nil
+		case t.HasAnswers && !t.HasFail && !t.Echo && t.Result == nil:
+			return nil, fmt.Errorf("tool %s: every answer of the scenario was given (%d); this call is one more", t.Path, len(t.Answers))
 		case t.HasFail:
 			return nil, errors.New(t.Fail)
 		case t.Echo:

@@ -37,7 +37,24 @@ type Scenario struct {
 	// relative to the pack (sorted by name).
 	Programs []Program
 	Host     Host
-	Steps    []*Step
+	// Owners are entries appended to project and global owners before the
+	// first step, by owner address (NAME@project, NAME@global), sorted.
+	Owners []OwnerSeed
+	Steps  []*Step
+}
+
+// OwnerSeed is one [owners."NAME@SCOPE"] table: the log entries a shared
+// owner holds before the first step (a recorded session's starting state).
+type OwnerSeed struct {
+	Owner   string
+	Entries []any
+}
+
+// Answer is one answer of a host tool's core or of a read, in call order.
+type Answer struct {
+	Value   any
+	Fail    string
+	HasFail bool
 }
 
 // Program is one file of the scratch pack.
@@ -49,7 +66,9 @@ type Program struct {
 // Host is the fake host a scenario declares.
 type Host struct {
 	Reads map[string]any
-	Tools []HostTool // sorted by path
+	// ReadAnswers answer admit/read KEY call by call, before Reads.
+	ReadAnswers map[string][]Answer
+	Tools       []HostTool // sorted by path
 	// Floor is nil when the scenario gives no [host.floor]: the floor then
 	// refuses the marks of config's [floor].
 	Floor *Floor
@@ -63,6 +82,10 @@ type HostTool struct {
 	Echo    bool
 	Fail    string
 	HasFail bool
+	// Answers answer the core call by call; past them, Result, Echo or
+	// Fail (a tool with answers and none of those fails the call).
+	Answers    []Answer
+	HasAnswers bool
 }
 
 // Floor is [host.floor].
@@ -225,9 +248,10 @@ func (l LoadErrors) Unwrap() []error {
 
 // The keys a scenario file may hold.
 var (
-	topKeys      = []string{"name", "rules", "config", "programs", "host", "step", "fails_with"}
-	hostKeys     = []string{"reads", "tools", "floor"}
-	hostToolKeys = []string{"effect", "result", "echo", "fail"}
+	topKeys      = []string{"name", "rules", "config", "programs", "host", "step", "fails_with", "owners"}
+	hostKeys     = []string{"reads", "tools", "floor", "read_answers"}
+	hostToolKeys = []string{"effect", "result", "echo", "fail", "answers"}
+	answerKeys   = []string{"result", "value", "fail"}
 	hostFloor    = []string{"refuse_marks"}
 	expectKeys   = []string{"status", "result", "error", "reason", "refused_by", "hidden", "diagnostics",
 		"notes", "continue", "rounds", "core_calls", "host_reads", "floor", "revision", "state", "diverged"}
@@ -374,6 +398,9 @@ func Parse(file string, data []byte) (sc *Scenario, err error) {
 	if p, ok := top["host"]; ok {
 		l.host(p, &sc.Host)
 	}
+	if p, ok := top["owners"]; ok {
+		sc.Owners = l.owners(p)
+	}
 	if p, ok := top["step"]; ok {
 		sc.Steps = l.steps(p, cfg)
 	}
@@ -504,6 +531,15 @@ func (l *loader) host(p toml.Primitive, h *Host) {
 			}
 		}
 	}
+	if rp, ok := m["read_answers"]; ok {
+		var ra map[string]toml.Primitive
+		if l.decode(rp, "host.read_answers", &ra) {
+			h.ReadAnswers = map[string][]Answer{}
+			for _, k := range sortedKeys(ra) {
+				h.ReadAnswers[k] = l.answers(ra[k], "host.read_answers."+toml.Key{k}.String(), "value")
+			}
+		}
+	}
 	if fp, ok := m["floor"]; ok {
 		var f map[string]toml.Primitive
 		if l.decode(fp, "host.floor", &f) {
@@ -553,6 +589,8 @@ func (l *loader) hostTool(toolPath string, p toml.Primitive) (HostTool, bool) {
 		case "fail":
 			t.HasFail = true
 			ok = l.decode(m[k], key, &t.Fail) && ok
+		case "answers":
+			t.Answers, t.HasAnswers = l.answers(m[k], key, "result"), true
 		default:
 			l.errAt(l.keyLine(m[k]), key, "unknown key%s", suggest(k, hostToolKeys))
 			ok = false
@@ -574,6 +612,73 @@ func (l *loader) hostTool(toolPath string, p toml.Primitive) (HostTool, bool) {
 func hasKey[V any](m map[string]V, k string) bool {
 	_, ok := m[k]
 	return ok
+}
+
+// answers decodes a list of answers: {VALUE = x} (valueKey is result for
+// tools, value for reads), {fail = "message"}, or {} (nil).
+func (l *loader) answers(p toml.Primitive, key, valueKey string) []Answer {
+	var raw []map[string]any
+	if !l.decode(p, key, &raw) {
+		return nil
+	}
+	out := make([]Answer, 0, len(raw))
+	for i, m := range raw {
+		var a Answer
+		for _, k := range sortedKeys(m) {
+			switch {
+			case k == valueKey:
+				a.Value = plain(m[k])
+			case k == "fail":
+				s, isStr := m[k].(string)
+				if !isStr {
+					l.errAt(l.keyLine(p), key, "answers[%d].fail: want the failure's message, got %s", i, describe(m[k]))
+				}
+				a.Fail, a.HasFail = s, true
+			default:
+				l.errAt(l.keyLine(p), key, "answers[%d]: unknown key %s (an answer is {%s = ...}, {fail = \"...\"} or {})", i, k, valueKey)
+			}
+		}
+		if _, has := m[valueKey]; has && a.HasFail {
+			l.errAt(l.keyLine(p), key, "answers[%d]: give %s or fail, not both", i, valueKey)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// owners decodes [owners."NAME@SCOPE"] tables.
+func (l *loader) owners(p toml.Primitive) []OwnerSeed {
+	var m map[string]toml.Primitive
+	if !l.decode(p, "owners", &m) {
+		return nil
+	}
+	var out []OwnerSeed
+	for _, addr := range sortedKeys(m) {
+		key := "owners." + toml.Key{addr}.String()
+		if !strings.HasSuffix(addr, "@project") && !strings.HasSuffix(addr, "@global") {
+			l.errAt(l.keyLine(m[addr]), key, "only project and global owners are seeded: name them NAME@project or NAME@global")
+			continue
+		}
+		var t map[string]any
+		if !l.decode(m[addr], key, &t) {
+			continue
+		}
+		seed := OwnerSeed{Owner: addr}
+		for _, k := range sortedKeys(t) {
+			if k != "entries" {
+				l.errAt(l.keyLine(m[addr]), key+"."+k, "unknown key%s (an owner seed takes entries)", suggest(k, []string{"entries"}))
+				continue
+			}
+			list, ok := plain(t[k]).([]any)
+			if !ok {
+				l.errAt(l.keyLine(m[addr]), key+".entries", "want a list of log entries, got %s", describe(t[k]))
+				continue
+			}
+			seed.Entries = list
+		}
+		out = append(out, seed)
+	}
+	return out
 }
 
 // steps decodes the [[step]] tables.

@@ -263,7 +263,7 @@ func (e *Expect) Check(g *Got) []Mismatch {
 		add("diverged", Format(e.Diverged), Format(g.Diverged))
 	}
 	if e.HasNotes && !notesMatch(e.Notes, g.Notes) {
-		add("notes", formatNoteWants(e.Notes), formatNotes(g.Notes))
+		out = append(out, Mismatch{Key: "notes", Want: formatNoteWants(e.Notes), Got: formatNotes(g.Notes), Diff: notesDiff(e.Notes, g.Notes)})
 	}
 	if e.Continue != nil && *e.Continue != g.Continue {
 		add("continue", strconv.FormatBool(*e.Continue), strconv.FormatBool(g.Continue))
@@ -362,6 +362,28 @@ func notesMatch(want []NoteWant, got []NoteGot) bool {
 		}
 	}
 	return true
+}
+
+// notesDiff lists where notes depart from the wanted ones, by position
+// (counted from 1).
+func notesDiff(want []NoteWant, got []NoteGot) []string {
+	var out []string
+	if len(want) != len(got) {
+		out = append(out, fmt.Sprintf(": want %d notes, got %d", len(want), len(got)))
+	}
+	for i := 0; i < len(want) && i < len(got); i++ {
+		w, g := want[i], got[i]
+		if w.Kind != "" && w.Kind != g.Kind {
+			out = append(out, fmt.Sprintf("[%d].kind: want %q, got %q", i+1, w.Kind, g.Kind))
+		}
+		if w.HasText && !strings.Contains(g.Text, w.Text) {
+			out = append(out, fmt.Sprintf("[%d].text: want a text containing %q, got %q", i+1, w.Text, g.Text))
+		}
+	}
+	if len(out) > maxDiffLines {
+		out = append(out[:maxDiffLines], fmt.Sprintf("... and %d more", len(out)-maxDiffLines))
+	}
+	return out
 }
 
 func formatNoteWants(ns []NoteWant) string {

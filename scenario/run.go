@@ -154,6 +154,11 @@ func (r *runner) run(ctx context.Context) string {
 	if cov != nil {
 		defer r.coverCommands(ctx, cov) // before the engine closes its store
 	}
+	for _, o := range sc.Owners {
+		if err := eng.SeedOwner(ctx, o.Owner, o.Entries); err != nil {
+			return sc.File + ": owners." + o.Owner + ": " + err.Error()
+		}
+	}
 	for _, t := range sc.Host.Tools {
 		if err := eng.RegisterTool(r.host.tool(t)); err != nil {
 			return sc.File + ": host tool " + t.Path + ": " + err.Error()

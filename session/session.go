@@ -83,6 +83,9 @@ type Entry struct {
 	Pin string `json:"pin,omitempty"`
 	// Gen counts rollbacks; boundary call ids include it.
 	Gen int `json:"gen,omitempty"`
+
+	// Engine is the version of the engine that wrote a turn-begin entry.
+	Engine string `json:"engine,omitempty"`
 }
 
 // Journal is one session's append-only record in the store. Entries are
@@ -110,6 +113,13 @@ func (j *Journal) Add(e Entry) {
 	j.mu.Lock()
 	j.buf = append(j.buf, e)
 	j.mu.Unlock()
+}
+
+// Pending is how many entries wait for the next Flush.
+func (j *Journal) Pending() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.buf)
 }
 
 // Flush writes the buffered entries durably, in one append.
