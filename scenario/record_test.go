@@ -73,12 +73,12 @@ ceiling = ["read"]
 	}
 	t.Cleanup(func() { e.Close() })
 	reads := 0
-	e.RegisterTool(engine.HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, args any) (any, error) {
+	e.RegisterTool(engine.HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, c engine.CoreCall) (any, error) {
 		reads++
 		if reads == 2 {
 			return nil, errors.New("disk full")
 		}
-		return "contents " + args.(map[string]any)["path"].(string), nil
+		return "contents " + c.Args.(map[string]any)["path"].(string), nil
 	}})
 	// another session's work in the project owner, before this session
 	other, err := e.Start(ctx, engine.StartOptions{ID: "other", Bot: "main"})
