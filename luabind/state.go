@@ -105,17 +105,20 @@ func buildLibs() *libs {
 			out.base[string(name)] = v
 		}
 	})
-	baseLoadstring := g.RawGetString("loadstring").(*lua.LFunction)
 	load := L.NewFunction(func(L *lua.LState) int {
-		if strings.HasPrefix(L.CheckString(1), "\x1bLua") {
+		src := L.CheckString(1)
+		if strings.HasPrefix(src, "\x1bLua") {
 			L.RaiseError("binary chunks are not allowed")
 		}
-		src, name := L.Get(1), L.Get(2)
-		L.Push(baseLoadstring)
-		L.Push(src)
-		L.Push(name)
-		L.Call(2, 2)
-		return 2
+		// the same compile path as a program's (rewrite.go)
+		p, err := Compile(L.OptString(2, "<string>"), []byte(src))
+		if err != nil {
+			L.Push(lua.LNil)
+			L.Push(lua.LString(err.Error()))
+			return 2
+		}
+		L.Push(L.NewFunctionFromProto(p))
+		return 1
 	})
 	out.base["loadstring"] = load
 	out.base["print"] = L.NewFunction(func(L *lua.LState) int {

@@ -54,6 +54,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	if len(problems) == 0 {
 		problems = append(problems, loadBots(cfg)...)
 		warnShadowedCall(stdout, cfg, packs)
+		for _, n := range rewriteNotes(cfg, packs) {
+			fmt.Fprintln(stdout, n)
+		}
 	}
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
