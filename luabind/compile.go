@@ -47,7 +47,7 @@ func Compile(file string, src []byte) (*lua.FunctionProto, error) {
 		return nil, &SyntaxError{File: file, Msg: strings.TrimSpace(err.Error())}
 	}
 	chunk = hoistForLists(chunk) // a gopher-lua miscompile: forlist.go
-	rewriteChunk(file, chunk) // assignments gopher-lua would miscompile (rewrite.go)
+	rewriteChunk(file, chunk)    // assignments gopher-lua would miscompile (rewrite.go)
 	proto, err := lua.Compile(chunk, file)
 	if err != nil {
 		return nil, &SyntaxError{File: file, Msg: strings.TrimSpace(err.Error())}
