@@ -37,6 +37,8 @@ type Config struct {
 	// Hooks holds the [harness.DIALECT] tables of `attune hook` by dialect
 	// (claude, codex, cursor, gemini); see Hook.
 	Hooks map[string]*HookHarness
+	// MCP is the [harness.mcp] table of `attune mcp`.
+	MCP MCP
 
 	prefix []string       // the key holding an inline configuration, e.g. ["config"]
 	lines  map[string]int // key path (without the prefix) -> line
@@ -123,6 +125,7 @@ func Default(dir string) *Config {
 			HostTimeout:    DefaultHostTimeout,
 		},
 		Floor:    Floor{RefuseMarks: []string{}},
+		MCP:      MCP{CallTimeout: DefaultMCPCallTimeout, MaxMessage: DefaultMCPMaxMessage},
 		Bots:     map[string]*Bot{},
 		BotOrder: []string{},
 		lines:    map[string]int{},

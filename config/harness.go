@@ -55,8 +55,12 @@ func (d *decoder) harness(cfg *Config, hp path, v any) {
 	for _, k := range sortedKeys(t) {
 		p := hp.key(k)
 		d.line(p)
+		if k == "mcp" {
+			d.mcp(cfg, p, t[k])
+			continue
+		}
 		if !slices.Contains(hookDialectKeys, k) {
-			d.unknown(p, hookDialectKeys)
+			d.unknown(p, append(slices.Clone(hookDialectKeys), "mcp"))
 			continue
 		}
 		if h := d.hookHarness(cfg, p, t[k]); h != nil {

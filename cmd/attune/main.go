@@ -7,6 +7,7 @@
 //	attune lower  print the Lua a Scheme-style program lowers to
 //	attune serve  the engine as a JSON-RPC 2.0 service over stdio
 //	attune hook   the hook runtime of coding agents (Claude Code, Codex, Cursor, Gemini CLI)
+//	attune mcp    a policy proxy in front of MCP servers
 package main
 
 import (
@@ -32,6 +33,7 @@ var commands = map[string]command{
 	"serve":  {"the engine as a JSON-RPC 2.0 service over stdio", serveCmd},
 	"record": {"a scenario that replays a stored session: attune record SESSION [--config FILE] [--out FILE.toml]", recordCmd},
 	"hook":   {"answer a coding agent's hook event: attune hook claude [--config FILE]", hookCmd},
+	"mcp":    {"an MCP server guarding upstream MCP servers' tools: attune mcp -- CMD", mcpCmd},
 }
 
 func main() {

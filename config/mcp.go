@@ -1,0 +1,178 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Defaults of [harness.mcp].
+const (
+	DefaultMCPCallTimeout = 30 * time.Second
+	DefaultMCPMaxMessage  = 16 << 20 // bytes of one JSON-RPC message
+)
+
+// MCP is the [harness.mcp] table of `attune mcp`, the policy proxy in front
+// of MCP servers.
+type MCP struct {
+	// CallTimeout bounds every request the proxy forwards to an upstream
+	// server, a tools/call included.
+	CallTimeout time.Duration
+	// MaxMessage bounds one JSON-RPC message from the client or an
+	// upstream, in bytes (a huge tool result is refused with an error).
+	MaxMessage int
+	// Tools gives the effects of upstream tools, by tool path
+	// (mcp/UPSTREAM/TOOL) or pattern (mcp/fs/*, mcp/**), in file order.
+	// A tool no entry names has no effects.
+	Tools []MCPTool
+}
+
+// MCPTool is one entry of [harness.mcp.tools].
+type MCPTool struct {
+	Pattern string
+	Effects []string
+}
+
+// Effects returns the effects of the upstream tool at path: those of the
+// entry naming path exactly, else of the longest pattern that matches it,
+// else none.
+func (m MCP) Effects(path string) []string {
+	best := -1
+	for i, t := range m.Tools {
+		if t.Pattern == path {
+			return t.Effects
+		}
+		if MatchPath(t.Pattern, path) && (best < 0 || len(t.Pattern) > len(m.Tools[best].Pattern)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return m.Tools[best].Effects
+}
+
+// MatchPath reports whether a tool path matches a pattern as guards and
+// hooks match them: the exact path, PREFIX/* (one more segment),
+// PREFIX/** (any deeper path), * (one segment) or ** (any path).
+func MatchPath(pattern, path string) bool {
+	switch {
+	case pattern == "**":
+		return true
+	case pattern == "*":
+		return !strings.Contains(path, "/")
+	case strings.HasSuffix(pattern, "/**"):
+		prefix := pattern[:len(pattern)-2]
+		return len(path) > len(prefix) && strings.HasPrefix(path, prefix)
+	case strings.HasSuffix(pattern, "/*"):
+		prefix := pattern[:len(pattern)-1]
+		return len(path) > len(prefix) && strings.HasPrefix(path, prefix) && !strings.Contains(path[len(prefix):], "/")
+	}
+	return pattern == path
+}
+
+// patternProblem checks a tool path or pattern: a * may only end it, as
+// /* or /**, or be the whole pattern.
+func patternProblem(p string) string {
+	if p == "" {
+		return "want a tool path or pattern, got an empty key"
+	}
+	if i := strings.IndexByte(p, '*'); i >= 0 {
+		rest := p[i:]
+		if (rest != "*" && rest != "**") || (i > 0 && p[i-1] != '/') {
+			return fmt.Sprintf("pattern %s: a * may only end a pattern, as /* or /**", quote(p))
+		}
+	}
+	return ""
+}
+
+var mcpKeys = []string{"call_timeout", "max_message", "tools"}
+
+func (d *decoder) mcp(cfg *Config, mp path, v any) {
+	t, ok := d.table(mp, v)
+	if !ok {
+		return
+	}
+	m := &cfg.MCP
+	for _, k := range sortedKeys(t) {
+		p, v := mp.key(k), t[k]
+		d.line(p)
+		switch k {
+		case "call_timeout":
+			s, ok := v.(string)
+			if !ok {
+				d.errorf(p, `want a duration like "30s", got %s`, describe(v))
+				break
+			}
+			dur, err := time.ParseDuration(s)
+			switch {
+			case err != nil:
+				d.errorf(p, `want a duration like "30s", got %s`, quote(s))
+			case dur <= 0:
+				d.errorf(p, `want a duration > 0, got %s`, quote(s))
+			default:
+				m.CallTimeout = dur
+			}
+		case "max_message":
+			n, ok := v.(int64)
+			switch {
+			case !ok:
+				d.errorf(p, "want a number of bytes > 0, got %s", describe(v))
+			case n <= 0 || n > 1<<30:
+				d.errorf(p, "want a number of bytes between 1 and 1073741824, got %d", n)
+			default:
+				m.MaxMessage = int(n)
+			}
+		case "tools":
+			tt, ok := d.table(p, v)
+			if !ok {
+				break
+			}
+			for _, pat := range d.keysInOrder(p, tt) {
+				pp := p.key(pat)
+				d.line(pp)
+				if problem := patternProblem(pat); problem != "" {
+					d.errorf(pp, "%s", problem)
+					continue
+				}
+				m.Tools = append(m.Tools, MCPTool{Pattern: pat, Effects: d.names(pp, tt[pat], "effect", notEmpty, nil)})
+			}
+		default:
+			d.unknown(p, mcpKeys)
+		}
+	}
+}
+
+// keysInOrder returns the keys of the table at p in the order the file
+// writes them.
+func (d *decoder) keysInOrder(p path, t map[string]any) []string {
+	full := append(d.root[:len(d.root):len(d.root)], p.keys()...)
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range d.md.Keys() {
+		if len(k) == len(full)+1 && equalKeys(k[:len(full)], full) {
+			if _, ok := t[k[len(full)]]; ok && !seen[k[len(full)]] {
+				seen[k[len(full)]] = true
+				out = append(out, k[len(full)])
+			}
+		}
+	}
+	for _, k := range sortedKeys(t) {
+		if !seen[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func equalKeys(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

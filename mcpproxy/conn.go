@@ -1,0 +1,149 @@
+package mcpproxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// conn is one side of the relay: newline-delimited JSON-RPC messages, as
+// the MCP stdio transport frames them, decoded and encoded with the SDK's
+// jsonrpc codec. Unlike the SDK's own stdio connection, a line that is not
+// a JSON-RPC message, or is longer than the limit, fails alone: the next
+// line is read as usual.
+type conn struct {
+	r   *bufio.Reader
+	max int
+
+	wmu sync.Mutex
+	w   io.Writer
+}
+
+func newConn(r io.Reader, w io.Writer, max int) *conn {
+	return &conn{r: bufio.NewReaderSize(r, 64<<10), w: w, max: max}
+}
+
+// BadMessageError is a line that is not a JSON-RPC message, or is longer
+// than [harness.mcp] max_message. ID is the request id found in it, when
+// one could be.
+type BadMessageError struct {
+	ID      jsonrpc.ID
+	Size    int  // bytes read of the line
+	TooLong bool // longer than the limit
+	Err     error
+}
+
+func (e *BadMessageError) Error() string {
+	if e.TooLong {
+		return fmt.Sprintf("a message longer than %d bytes (max_message in [harness.mcp])", e.Size)
+	}
+	return fmt.Sprintf("not a JSON-RPC 2.0 message: %v", e.Err)
+}
+
+func (e *BadMessageError) Unwrap() error { return e.Err }
+
+// ErrTooLong is what a BadMessageError for a line over the limit wraps.
+var ErrTooLong = errors.New("message too long")
+
+// read returns the next message; a *BadMessageError for a bad line; io.EOF
+// at the end of the stream.
+func (c *conn) read() (jsonrpc.Message, error) {
+	for {
+		line, err := c.line()
+		if err != nil {
+			return nil, err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		msg, derr := jsonrpc.DecodeMessage(line)
+		if derr != nil {
+			return nil, &BadMessageError{ID: findID(line, nil), Size: len(line), Err: derr}
+		}
+		return msg, nil
+	}
+}
+
+// line reads one line of at most c.max bytes. A longer one is read to its
+// end and dropped; its head and tail are kept to find its id.
+func (c *conn) line() ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := c.r.ReadSlice('\n')
+		if len(buf)+len(chunk) > c.max {
+			head := append([]byte(nil), buf[:min(len(buf), 4096)]...)
+			if len(head) < 4096 {
+				head = append(head, chunk[:min(len(chunk), 4096-len(head))]...)
+			}
+			n := len(buf) + len(chunk)
+			tail := append([]byte(nil), chunk[max(0, len(chunk)-4096):]...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				chunk, err = c.r.ReadSlice('\n')
+				n += len(chunk)
+				tail = append(tail, chunk...)
+				tail = tail[max(0, len(tail)-4096):]
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, &BadMessageError{ID: findID(head, tail), Size: n, TooLong: true, Err: ErrTooLong}
+		}
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			return buf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(bytes.TrimSpace(buf)) > 0:
+			return buf, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// idPattern finds "id": N or "id": "S" in a message that does not decode.
+var idPattern = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")`)
+
+// findID returns the id written in the head or the tail of a bad line, or
+// the zero ID. A JSON-RPC message usually writes its id first or last.
+func findID(head, tail []byte) jsonrpc.ID {
+	for k, b := range [][]byte{head, tail} {
+		m := idPattern.FindAllSubmatch(b, -1)
+		if len(m) == 0 {
+			continue
+		}
+		at := 0 // the head's first id, the tail's last
+		if k == 1 {
+			at = len(m) - 1
+		}
+		var v any
+		if json.Unmarshal(m[at][1], &v) == nil {
+			if id, err := jsonrpc.MakeID(v); err == nil {
+				return id
+			}
+		}
+	}
+	return jsonrpc.ID{}
+}
+
+// write sends one message on one line.
+func (c *conn) write(msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.w.Write(data)
+	return err
+}

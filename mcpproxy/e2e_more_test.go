@@ -1,0 +1,361 @@
+package mcpproxy_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Resources, prompts, sampling, roots and notifications pass through; the
+// server-everything's lists through the proxy equal its own.
+func TestPassThroughEverything(t *testing.T) {
+	dir := tmpDir(t)
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
+	steps := []map[string]any{
+		{"op": "wait", "ms": 300},
+		{"op": "list"},
+		{"op": "resources"},
+		{"op": "templates"},
+		{"op": "prompts"},
+		{"op": "read", "uri": "demo://resource/static/document/features.md"},
+		{"op": "prompt", "name": "args-prompt", "arguments": map[string]any{"city": "Lyon"}},
+		{"op": "call", "name": "trigger-sampling-request", "arguments": map[string]any{"prompt": "hi"}},
+		{"op": "call", "name": "get-roots-list"},
+		{"op": "call", "name": "echo", "arguments": map[string]any{"message": "hello"}},
+		{"op": "notifications"},
+	}
+	direct := runClient(t, plan{Command: "node", Args: []string{everythingServer(t)}, Sampling: "the client's sample", Roots: []string{dir}, Steps: steps})
+	p := proxyPlan(t, filepath.Join(dir, "attune.toml"), nil, "node", everythingServer(t))
+	p.Steps, p.Sampling, p.Roots = steps, "the client's sample", []string{dir}
+	via := runClient(t, p)
+	if !jsonEqual(mustJSON(t, via[0].Capabilities), mustJSON(t, direct[0].Capabilities)) {
+		t.Errorf("capabilities through the proxy %v, want the upstream's %v", via[0].Capabilities, direct[0].Capabilities)
+	}
+	for i := 2; i < len(steps); i++ { // list ... echo
+		if via[i].Error != "" || !jsonEqual(via[i].Result, direct[i].Result) {
+			t.Errorf("%s through the proxy: %s %s\nwant %s", steps[i-1]["op"], clipS(via[i].Result), via[i].Error, clipS(direct[i].Result))
+		}
+	}
+	if !strings.Contains(string(via[8].Result), "the client's sample") {
+		t.Errorf("sampling did not reach the client: %s", via[8].Result)
+	}
+	var n struct {
+		Methods []string `json:"methods"`
+	}
+	n = result[struct {
+		Methods []string `json:"methods"`
+	}](t, via[len(via)-1])
+	if !contains(n.Methods, "notifications/tools/list_changed") {
+		t.Errorf("notifications through the proxy: %v, want tools/list_changed relayed", n.Methods)
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func clipS(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "..."
+	}
+	return string(b)
+}
+
+// Several upstreams: each tool is NAME__TOOL, lists merge, and a request
+// naming a prompt or a resource goes to the upstream that listed it.
+func TestSeveralUpstreams(t *testing.T) {
+	dir := tmpDir(t)
+	work := filepath.Join(dir, "work")
+	writeFile(t, filepath.Join(work, "a.txt"), "text of a")
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
+	p := plan{Command: attuneBin.get(t), Args: []string{"mcp", "--config", filepath.Join(dir, "attune.toml"),
+		"--upstream", "fs=node " + fsServer(t) + " " + work,
+		"--upstream", "ev=node " + everythingServer(t)}}
+	p.Steps = []map[string]any{
+		{"op": "list"},
+		{"op": "call", "name": "fs__read_text_file", "arguments": map[string]any{"path": filepath.Join(work, "a.txt")}},
+		{"op": "call", "name": "ev__echo", "arguments": map[string]any{"message": "hi"}},
+		{"op": "prompts"},
+		{"op": "prompt", "name": "simple-prompt"},
+		{"op": "resources"},
+		{"op": "read", "uri": "demo://resource/static/document/features.md"},
+	}
+	s := runClient(t, p)
+	tools := toolsOf(t, s[1])
+	for _, want := range []string{"fs__read_text_file", "fs__write_file", "ev__echo", "ev__get-sum"} {
+		if _, ok := tools[want]; !ok {
+			t.Errorf("tool %s is not listed: %v", want, keys(tools))
+		}
+	}
+	if r := result[toolResult](t, s[2]); r.IsError || texts(r)[0] != "text of a" {
+		t.Errorf("fs__read_text_file: %s", s[2].Result)
+	}
+	if r := result[toolResult](t, s[3]); r.IsError || texts(r)[0] != "Echo: hi" {
+		t.Errorf("ev__echo: %s", s[3].Result)
+	}
+	for i := 4; i <= 7; i++ {
+		if s[i].Error != "" {
+			t.Errorf("%s: %s", s[i].Op, s[i].Error)
+		}
+	}
+	if !strings.Contains(string(s[6].Result), "features.md") || !strings.Contains(string(s[7].Result), "demo://resource/static/document/features.md") {
+		t.Errorf("resources: %s\nread: %s", clipS(s[6].Result), clipS(s[7].Result))
+	}
+	if s[0].Capabilities["resources"] == nil || s[0].Capabilities["tools"] == nil {
+		t.Errorf("merged capabilities: %v", s[0].Capabilities)
+	}
+}
+
+// The upstream crashing while a call runs gives the client a tool error
+// at once, not a hang; later calls fail at once too.
+func TestUpstreamCrashMidCall(t *testing.T) {
+	dir := tmpDir(t)
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
+	p := proxyPlan(t, filepath.Join(dir, "attune.toml"), nil, "node", everythingServer(t))
+	p.Steps = []map[string]any{
+		{"op": "call", "name": "trigger-long-running-operation", "arguments": map[string]any{"duration": 30, "steps": 30}, "killUpstreamAfterMs": 700},
+		{"op": "call", "name": "echo", "arguments": map[string]any{"message": "after"}},
+	}
+	s := runClient(t, p)
+	r := result[toolResult](t, s[1])
+	if !r.IsError || !strings.Contains(texts(r)[0], "upstream upstream, tools/call: the upstream is gone: upstream exited (signal: killed)") {
+		t.Errorf("call during the crash: %s", s[1].Result)
+	}
+	if s[1].Ms > 10000 {
+		t.Errorf("the crash took %d ms to reach the client", s[1].Ms)
+	}
+	if r := result[toolResult](t, s[2]); !r.IsError || !strings.Contains(texts(r)[0], "the upstream is gone") || s[2].Ms > 2000 {
+		t.Errorf("call after the crash (%d ms): %s", s[2].Ms, s[2].Result)
+	}
+}
+
+// rawProxy is attune mcp driven line by line over pipes.
+type rawProxy struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+	done  chan error
+}
+
+func startRaw(t *testing.T, args ...string) *rawProxy {
+	t.Helper()
+	cmd := exec.Command(attuneBin.get(t), append([]string{"mcp"}, args...)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &rawProxy{t: t, cmd: cmd, in: in, lines: make(chan string, 100), done: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+		r.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("attune mcp stderr:\n%s", stderr.String())
+		}
+	})
+	return r
+}
+
+func (r *rawProxy) send(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// recv returns the next message, failing after wait.
+func (r *rawProxy) recv(wait time.Duration) map[string]any {
+	r.t.Helper()
+	select {
+	case l, ok := <-r.lines:
+		if !ok {
+			r.t.Fatal("attune mcp closed its output")
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			r.t.Fatalf("attune mcp wrote %q: %v", l, err)
+		}
+		return m
+	case <-time.After(wait):
+		r.t.Fatalf("no answer within %s", wait)
+	}
+	return nil
+}
+
+const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+func errorOf(m map[string]any) (code float64, msg string) {
+	e, _ := m["error"].(map[string]any)
+	code, _ = e["code"].(float64)
+	msg, _ = e["message"].(string)
+	return code, msg
+}
+
+// pidsWith lists the processes whose command line holds marker.
+func pidsWith(marker string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func without(pids []int, pid int) []int {
+	var out []int
+	for _, p := range pids {
+		if p != pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// The client closing its side ends the upstream and the proxy.
+func TestClientDisconnectEndsUpstream(t *testing.T) {
+	dir := tmpDir(t)
+	work := filepath.Join(dir, "work-disconnect")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
+	r := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "node", fsServer(t), work)
+	r.send(initLine)
+	if m := r.recv(20 * time.Second); m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	upstream := without(pidsWith(work), r.cmd.Process.Pid)
+	if len(upstream) != 1 {
+		t.Fatalf("want one upstream process naming %s, got %v", work, upstream)
+	}
+	r.in.Close()
+	select {
+	case <-r.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("attune mcp did not exit after the client closed its side")
+	}
+	if pids := without(pidsWith(work), r.cmd.Process.Pid); len(pids) != 0 {
+		t.Errorf("the upstream still runs after the client left: %v", pids)
+	}
+}
+
+// Malformed JSON-RPC from the client is answered with an error and the
+// connection goes on.
+func TestMalformedFromClient(t *testing.T) {
+	dir := tmpDir(t)
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
+	r := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "node", everythingServer(t))
+	r.send(`{this is not json`)
+	m := r.recv(10 * time.Second)
+	if code, msg := errorOf(m); code != -32700 || m["id"] != nil || !strings.Contains(msg, "not a JSON-RPC 2.0 message") {
+		t.Errorf("answer to a line that is not JSON: %v", m)
+	}
+	r.send(`{"jsonrpc":"1.0","id":7,"method":"ping"}`)
+	m = r.recv(10 * time.Second)
+	if code, _ := errorOf(m); code != -32600 || m["id"] != float64(7) {
+		t.Errorf("answer to a JSON-RPC 1.0 request: %v", m)
+	}
+	r.send(initLine)
+	if m := r.recv(20 * time.Second); m["result"] == nil || m["id"] != float64(1) {
+		t.Errorf("initialize after the bad lines: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if m := r.recv(10 * time.Second); m["id"] != float64(2) || m["error"] != nil {
+		t.Errorf("ping: %v", m)
+	}
+}
+
+// An upstream that never answers times out after call_timeout; one that
+// sends a line that is not JSON-RPC fails the pending request at once.
+func TestUpstreamSilentOrMalformed(t *testing.T) {
+	dir := tmpDir(t)
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\ncall_timeout = \"500ms\"\n")
+	silent := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "sh", "-c", "cat >/dev/null")
+	start := time.Now()
+	silent.send(initLine)
+	m := silent.recv(10 * time.Second)
+	if code, msg := errorOf(m); code != -32001 || !strings.Contains(msg, "the upstream did not answer in time (call_timeout 500ms in [harness.mcp])") {
+		t.Errorf("silent upstream: %v", m)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the timeout took %s", d)
+	}
+	bad := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "sh", "-c", `read line; echo '{"jsonrpc": oops'; cat >/dev/null`)
+	bad.send(initLine)
+	m = bad.recv(10 * time.Second)
+	if _, msg := errorOf(m); !strings.Contains(msg, "upstream upstream sent not a JSON-RPC 2.0 message") {
+		t.Errorf("malformed upstream: %v", m)
+	}
+	bad.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if m := bad.recv(10 * time.Second); m["id"] != float64(2) {
+		t.Errorf("ping after a malformed upstream: %v", m)
+	}
+}
+
+// A tool result larger than max_message is a clear tool error; the next
+// call works.
+func TestHugeResult(t *testing.T) {
+	dir := tmpDir(t)
+	work := filepath.Join(dir, "work")
+	writeFile(t, filepath.Join(work, "big.txt"), strings.Repeat("0123456789abcdef", 1<<17)) // 2 MiB
+	writeFile(t, filepath.Join(work, "small.txt"), "small")
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\nmax_message = 1048576\n")
+	p := proxyPlan(t, filepath.Join(dir, "attune.toml"), nil, "node", fsServer(t), work)
+	p.Steps = []map[string]any{
+		{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": filepath.Join(work, "big.txt")}},
+		{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": filepath.Join(work, "small.txt")}},
+	}
+	s := runClient(t, p)
+	r := result[toolResult](t, s[1])
+	if !r.IsError || !strings.Contains(texts(r)[0], "over the limit of 1048576 (max_message in [harness.mcp])") {
+		t.Errorf("huge result: %s", clipS(s[1].Result))
+	}
+	if r := result[toolResult](t, s[2]); r.IsError || texts(r)[0] != "small" {
+		t.Errorf("the call after: %s", s[2].Result)
+	}
+}

@@ -1,0 +1,679 @@
+package mcpproxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"attune/config"
+	"attune/engine"
+	"attune/store"
+)
+
+// DefaultName names the upstream of `attune mcp -- CMD` when --name is not
+// given.
+const DefaultName = "upstream"
+
+// ImplicitBot is the bot a configuration without bots gets: no behaviors
+// and an empty ceiling (a tool with effects is refused).
+const ImplicitBot = "mcp"
+
+// JSON-RPC error codes of the MCP SDKs for a closed connection and a
+// request that timed out.
+const (
+	codeConnectionClosed = -32000
+	codeRequestTimeout   = -32001
+)
+
+// Options configure one proxy serving one client connection.
+type Options struct {
+	// Config is the loaded configuration; [harness.mcp] and the bot's
+	// behaviors and ceiling apply.
+	Config *config.Config
+	// Bot names the configured bot; "" is the configuration's first bot
+	// (or ImplicitBot when it has none).
+	Bot string
+	// Upstreams are the servers to relay, at least one. With one, the
+	// client sees its tools under their own names; with several, as
+	// NAME__TOOL.
+	Upstreams []Upstream
+	// In and Out are the client's side of the connection.
+	In  io.Reader
+	Out io.Writer
+	// Stderr receives the upstreams' standard error and the proxy's
+	// diagnostics; nil discards them.
+	Stderr io.Writer
+	// Store overrides the configured store.
+	Store store.Store
+	// Grace is how long an upstream gets to exit after its input closes,
+	// and again after SIGTERM; 0 is two seconds.
+	Grace time.Duration
+}
+
+var upstreamName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// proxy is the state of one client connection.
+type proxy struct {
+	o      Options
+	cfg    config.MCP
+	client *conn
+	ups    []*upstream
+	byName map[string]*upstream
+	e      *engine.Engine
+	inst   *engine.Instance
+	stderr io.Writer
+
+	bmu sync.Mutex // round boundaries
+
+	mu         sync.Mutex
+	tools      map[string]toolTarget // the name the client calls -> target
+	registered map[string][]string   // host tool path -> the effects registered
+	owners     map[string]*upstream  // "uri:U", "prompt:P", "template:T" -> upstream
+	inflight   map[string]context.CancelFunc
+	toClient   map[int64]fromUpstream
+	nextID     int64
+	handlers   sync.WaitGroup
+}
+
+// toolTarget is what a tool name the client calls resolves to.
+type toolTarget struct {
+	path string
+	up   *upstream // nil for a define/tool of the pin
+	tool string    // the upstream's name of the tool
+}
+
+// fromUpstream is a request an upstream sent, relayed to the client.
+type fromUpstream struct {
+	up *upstream
+	id jsonrpc.ID
+}
+
+// Serve relays one client connection (o.In, o.Out) to the upstreams until
+// the client closes its side or ctx ends, then ends the turn, the
+// upstreams and the engine.
+func Serve(ctx context.Context, o Options) error {
+	if o.Config == nil {
+		return errors.New("attune mcp: no configuration")
+	}
+	if len(o.Upstreams) == 0 {
+		return errors.New("attune mcp: no upstream server: give its command after --, or --upstream NAME=CMD")
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.Grace <= 0 {
+		o.Grace = 2 * time.Second
+	}
+	seen := map[string]bool{}
+	for _, u := range o.Upstreams {
+		if !upstreamName.MatchString(u.Name) {
+			return fmt.Errorf("attune mcp: upstream name %q: use letters, digits, '_' and '-'", u.Name)
+		}
+		if seen[u.Name] {
+			return fmt.Errorf("attune mcp: two upstreams are named %q", u.Name)
+		}
+		seen[u.Name] = true
+	}
+	cfg, bot, err := botConfig(o.Config, o.Bot)
+	if err != nil {
+		return err
+	}
+	p := &proxy{
+		o: o, cfg: cfg.MCP, stderr: o.Stderr,
+		client:     newConn(o.In, o.Out, cfg.MCP.MaxMessage),
+		byName:     map[string]*upstream{},
+		tools:      map[string]toolTarget{},
+		registered: map[string][]string{},
+		owners:     map[string]*upstream{},
+		inflight:   map[string]context.CancelFunc{},
+		toClient:   map[int64]fromUpstream{},
+	}
+	logger := slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	p.e, err = engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer p.e.Close()
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	p.inst, err = p.e.Start(ctx, engine.StartOptions{ID: "mcp-" + hex.EncodeToString(idb[:]), Bot: bot})
+	if err != nil {
+		return err
+	}
+	names := make([]any, 0, len(o.Upstreams))
+	for _, u := range o.Upstreams {
+		names = append(names, u.Name)
+	}
+	// one turn for the connection's life: every call is journaled
+	if r, err := p.inst.BeginTurn(ctx, engine.TurnInput{Input: map[string]any{"harness": "mcp", "upstreams": names}}); err != nil {
+		return err
+	} else if r.Status != engine.StatusOK {
+		return fmt.Errorf("attune mcp: the turn did not open: %s%s", r.Reason, r.Error)
+	}
+	if _, err := p.inst.BeginRound(ctx); err != nil {
+		return err
+	}
+	for _, u := range o.Upstreams {
+		up, err := startUpstream(u, p.cfg.CallTimeout, p.cfg.MaxMessage, o.Stderr, p.logf)
+		if err != nil {
+			p.closeUpstreams()
+			return err
+		}
+		up.onRequest, up.onNotify = p.upstreamRequest, p.upstreamNotify
+		p.ups = append(p.ups, up)
+		p.byName[u.Name] = up
+		go up.run()
+	}
+	err = p.serve(ctx)
+	p.closeUpstreams()
+	if _, endErr := p.inst.EndTurn(context.WithoutCancel(ctx)); endErr != nil && err == nil {
+		err = endErr
+	}
+	return err
+}
+
+// botConfig returns the configuration to run and the bot to start.
+func botConfig(cfg *config.Config, bot string) (*config.Config, string, error) {
+	if bot != "" {
+		if _, ok := cfg.Bots[bot]; !ok {
+			return nil, "", fmt.Errorf("attune mcp: %s has no bot %q (bots: %s)", where(cfg), bot, strings.Join(cfg.BotOrder, ", "))
+		}
+		return cfg, bot, nil
+	}
+	if len(cfg.BotOrder) > 0 {
+		return cfg, cfg.BotOrder[0], nil
+	}
+	c := *cfg
+	c.Bots = map[string]*config.Bot{ImplicitBot: {
+		Name: ImplicitBot, Behaviors: []string{}, Ceiling: []string{}, Grants: []string{},
+		Config: map[string]map[string]any{},
+	}}
+	c.BotOrder = []string{ImplicitBot}
+	return &c, ImplicitBot, nil
+}
+
+func where(cfg *config.Config) string {
+	if cfg.File != "" {
+		return cfg.File
+	}
+	return "the configuration"
+}
+
+func (p *proxy) logf(format string, args ...any) {
+	fmt.Fprintf(p.stderr, "attune mcp: "+format+"\n", args...)
+}
+
+func (p *proxy) closeUpstreams() {
+	var wg sync.WaitGroup
+	for _, up := range p.ups {
+		wg.Add(1)
+		go func() { defer wg.Done(); up.close(p.o.Grace) }()
+	}
+	wg.Wait()
+}
+
+// serve reads the client's messages until its side closes.
+func (p *proxy) serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		p.handlers.Wait()
+	}()
+	msgs := make(chan jsonrpc.Message)
+	errs := make(chan error, 1)
+	go func() {
+		for {
+			msg, err := p.client.read()
+			var bad *BadMessageError
+			if errors.As(err, &bad) {
+				p.badClientMessage(bad)
+				continue
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			select {
+			case msgs <- msg:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errs:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("attune mcp: reading the client: %w", err)
+		case msg := <-msgs:
+			switch m := msg.(type) {
+			case *jsonrpc.Request:
+				if m.IsCall() {
+					p.clientRequest(ctx, m)
+				} else {
+					p.clientNotify(m)
+				}
+			case *jsonrpc.Response:
+				p.clientResponse(m)
+			}
+		}
+	}
+}
+
+// badClientMessage answers a line that is not JSON-RPC with an error, as
+// JSON-RPC 2.0 says (id null when the id cannot be read), and goes on.
+func (p *proxy) badClientMessage(bad *BadMessageError) {
+	p.logf("the client sent %v", bad)
+	code := jsonrpc.CodeParseError
+	var syn *json.SyntaxError
+	if bad.TooLong {
+		code = jsonrpc.CodeInvalidRequest
+	} else if !errors.As(bad.Err, &syn) && !strings.Contains(bad.Err.Error(), "unmarshal") {
+		code = jsonrpc.CodeInvalidRequest
+	}
+	_ = p.client.write(&jsonrpc.Response{ID: bad.ID, Error: &jsonrpc.Error{Code: int64(code), Message: "attune mcp: " + bad.Error()}})
+}
+
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+// clientRequest handles one request on its own goroutine; the client may
+// cancel it with notifications/cancelled.
+func (p *proxy) clientRequest(ctx context.Context, req *jsonrpc.Request) {
+	rctx, cancel := context.WithCancel(ctx)
+	key := idKey(req.ID)
+	p.mu.Lock()
+	p.inflight[key] = cancel
+	p.mu.Unlock()
+	p.handlers.Add(1)
+	go func() {
+		defer p.handlers.Done()
+		defer func() {
+			p.mu.Lock()
+			delete(p.inflight, key)
+			p.mu.Unlock()
+			cancel()
+		}()
+		result, err := p.dispatch(rctx, req)
+		if rctx.Err() != nil && ctx.Err() == nil {
+			return // cancelled by the client: no answer (MCP)
+		}
+		_ = p.client.write(&jsonrpc.Response{ID: req.ID, Result: result, Error: wireError(err)})
+	}()
+}
+
+// wireError is what the client receives for err: an upstream's own error
+// as it sent it, else a JSON-RPC error naming the upstream and the cause.
+func wireError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		var ue *UpstreamError
+		if errors.As(err, &ue) && ue.Err == we {
+			return we
+		}
+		return &jsonrpc.Error{Code: we.Code, Message: "attune mcp: " + err.Error(), Data: we.Data}
+	}
+	code := int64(jsonrpc.CodeInternalError)
+	switch {
+	case errors.Is(err, ErrTimeout):
+		code = codeRequestTimeout
+	case errors.Is(err, ErrUpstreamGone):
+		code = codeConnectionClosed
+	}
+	return &jsonrpc.Error{Code: code, Message: "attune mcp: " + err.Error()}
+}
+
+func (p *proxy) dispatch(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
+	switch req.Method {
+	case "initialize":
+		return p.initialize(ctx, req.Params)
+	case "ping":
+		return json.RawMessage(`{}`), nil
+	case "tools/list":
+		return p.listTools(ctx)
+	case "tools/call":
+		return p.callTool(ctx, req.Params)
+	}
+	return p.forward(ctx, req.Method, req.Params)
+}
+
+func (p *proxy) clientNotify(n *jsonrpc.Request) {
+	if n.Method == "notifications/cancelled" {
+		var c struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(n.Params, &c) == nil {
+			if id, err := jsonrpc.MakeID(c.RequestID); err == nil {
+				p.mu.Lock()
+				cancel := p.inflight[idKey(id)]
+				p.mu.Unlock()
+				if cancel != nil {
+					cancel() // the request's upstream call sends its own cancellation
+				}
+			}
+		}
+		return
+	}
+	for _, up := range p.ups {
+		_ = up.notify(n.Method, n.Params)
+	}
+}
+
+func (p *proxy) clientResponse(r *jsonrpc.Response) {
+	n, ok := r.ID.Raw().(int64)
+	p.mu.Lock()
+	f, found := p.toClient[n]
+	delete(p.toClient, n)
+	p.mu.Unlock()
+	if !ok || !found {
+		p.logf("the client answered request %v, which was never sent", r.ID.Raw())
+		return
+	}
+	f.up.respond(&jsonrpc.Response{ID: f.id, Result: r.Result, Error: r.Error})
+}
+
+// upstreamRequest relays a request of an upstream (sampling, roots,
+// elicitation) to the client under an id of the proxy's own.
+func (p *proxy) upstreamRequest(up *upstream, req *jsonrpc.Request) {
+	p.mu.Lock()
+	p.nextID++
+	id := p.nextID
+	p.toClient[id] = fromUpstream{up: up, id: req.ID}
+	p.mu.Unlock()
+	if err := p.client.write(&jsonrpc.Request{ID: intID(id), Method: req.Method, Params: req.Params}); err != nil {
+		p.mu.Lock()
+		delete(p.toClient, id)
+		p.mu.Unlock()
+		up.respond(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeConnectionClosed, Message: "attune mcp: the client is gone"}})
+	}
+}
+
+// upstreamNotify relays a notification of an upstream to the client; a
+// cancellation names the upstream's request by the id the client knows.
+func (p *proxy) upstreamNotify(up *upstream, n *jsonrpc.Request) {
+	if n.Method == "notifications/cancelled" {
+		var c map[string]any
+		if json.Unmarshal(n.Params, &c) != nil {
+			return
+		}
+		id, err := jsonrpc.MakeID(c["requestId"])
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		var found int64
+		for pid, f := range p.toClient {
+			if f.up == up && f.id == id {
+				found = pid
+				delete(p.toClient, pid)
+			}
+		}
+		p.mu.Unlock()
+		if found == 0 {
+			return
+		}
+		c["requestId"] = found
+		params, _ := json.Marshal(c)
+		_ = p.client.write(&jsonrpc.Request{Method: n.Method, Params: params})
+		return
+	}
+	_ = p.client.write(n)
+}
+
+// decode decodes JSON keeping numbers as written (for results relayed).
+func decode(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// initialize forwards the client's initialize to every upstream and
+// answers with the upstream's result (one upstream) or their merge.
+func (p *proxy) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	results := make([]map[string]any, len(p.ups))
+	for k, up := range p.ups {
+		raw, err := up.call(ctx, "initialize", params)
+		if err != nil {
+			return nil, err
+		}
+		up.init = raw
+		if err := decode(raw, &results[k]); err != nil || results[k] == nil {
+			return nil, &UpstreamError{Upstream: up.name, Method: "initialize", Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
+		}
+	}
+	defined, err := p.definedTools()
+	if err != nil {
+		return nil, err
+	}
+	var res map[string]any
+	if len(p.ups) == 1 {
+		res = results[0]
+		caps, _ := res["capabilities"].(map[string]any)
+		if _, ok := caps["tools"]; ok || len(defined) == 0 {
+			return p.ups[0].init, nil // the upstream's answer, as it sent it
+		}
+	} else {
+		res = mergeInit(p.ups, results)
+	}
+	caps, _ := res["capabilities"].(map[string]any)
+	if caps == nil {
+		caps = map[string]any{}
+		res["capabilities"] = caps
+	}
+	if _, ok := caps["tools"]; !ok && len(defined) > 0 {
+		caps["tools"] = map[string]any{}
+	}
+	return json.Marshal(res)
+}
+
+// mergeInit merges the initialize results of several upstreams: the union
+// of their capabilities, the oldest protocol version, their instructions.
+func mergeInit(ups []*upstream, results []map[string]any) map[string]any {
+	caps := map[string]any{}
+	var version string
+	var instr []string
+	for k, r := range results {
+		if c, ok := r["capabilities"].(map[string]any); ok {
+			mergeMaps(caps, c)
+		}
+		if v, ok := r["protocolVersion"].(string); ok && (version == "" || v < version) {
+			version = v
+		}
+		if s, ok := r["instructions"].(string); ok && s != "" {
+			instr = append(instr, ups[k].name+": "+s)
+		}
+	}
+	res := map[string]any{
+		"protocolVersion": version,
+		"capabilities":    caps,
+		"serverInfo":      map[string]any{"name": "attune-mcp", "version": engine.Version},
+	}
+	if len(instr) > 0 {
+		res["instructions"] = strings.Join(instr, "\n\n")
+	}
+	return res
+}
+
+// mergeMaps adds src into dst: maps merge, true wins over false.
+func mergeMaps(dst, src map[string]any) {
+	for k, v := range src {
+		switch sv := v.(type) {
+		case map[string]any:
+			dv, ok := dst[k].(map[string]any)
+			if !ok {
+				dv = map[string]any{}
+				dst[k] = dv
+			}
+			mergeMaps(dv, sv)
+		case bool:
+			if b, _ := dst[k].(bool); !b {
+				dst[k] = sv
+			}
+		default:
+			if _, ok := dst[k]; !ok {
+				dst[k] = v
+			}
+		}
+	}
+}
+
+func clip(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "..."
+	}
+	return string(b)
+}
+
+// capable reports whether an upstream declared a capability.
+func capable(up *upstream, name string) bool {
+	var r struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	if json.Unmarshal(up.init, &r) != nil {
+		return false
+	}
+	_, ok := r.Capabilities[name]
+	return ok
+}
+
+// forward relays any other request: to the one upstream as it is; with
+// several, lists are merged and a request naming a resource, prompt or
+// template goes to the upstream that listed it.
+func (p *proxy) forward(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if len(p.ups) == 1 {
+		return p.ups[0].call(ctx, method, params)
+	}
+	var ps struct {
+		URI  string `json:"uri"`
+		Name string `json:"name"`
+		Ref  struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"ref"`
+	}
+	_ = json.Unmarshal(params, &ps)
+	switch method {
+	case "resources/list":
+		return p.mergeList(ctx, method, "resources", "resources", "uri", "uri:")
+	case "resources/templates/list":
+		return p.mergeList(ctx, method, "resources", "resourceTemplates", "uriTemplate", "template:")
+	case "prompts/list":
+		return p.mergeList(ctx, method, "prompts", "prompts", "name", "prompt:")
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		return p.route(ctx, method, params, "uri:"+ps.URI, "resources")
+	case "prompts/get":
+		return p.route(ctx, method, params, "prompt:"+ps.Name, "prompts")
+	case "completion/complete":
+		if ps.Ref.Type == "ref/prompt" {
+			return p.route(ctx, method, params, "prompt:"+ps.Ref.Name, "completions")
+		}
+		return p.route(ctx, method, params, "template:"+ps.Ref.URI, "completions")
+	case "logging/setLevel":
+		for _, up := range p.ups {
+			if capable(up, "logging") {
+				if _, err := up.call(ctx, method, params); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return json.RawMessage(`{}`), nil
+	}
+	return p.ups[0].call(ctx, method, params)
+}
+
+func (p *proxy) route(ctx context.Context, method string, params json.RawMessage, owner, capability string) (json.RawMessage, error) {
+	p.mu.Lock()
+	up := p.owners[owner]
+	p.mu.Unlock()
+	if up == nil {
+		for _, u := range p.ups {
+			if capable(u, capability) {
+				up = u
+				break
+			}
+		}
+	}
+	if up == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "attune mcp: no upstream offers " + capability}
+	}
+	return up.call(ctx, method, params)
+}
+
+// mergeList lists every page of every upstream that has the capability,
+// remembers which upstream listed each item, and answers in one page.
+func (p *proxy) mergeList(ctx context.Context, method, capability, field, key, prefix string) (json.RawMessage, error) {
+	all := []json.RawMessage{}
+	for _, up := range p.ups {
+		if !capable(up, capability) {
+			continue
+		}
+		items, err := listAll(ctx, up, method, field)
+		if err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		for _, it := range items {
+			var m map[string]any
+			if json.Unmarshal(it, &m) == nil {
+				if k, ok := m[key].(string); ok {
+					if _, taken := p.owners[prefix+k]; !taken {
+						p.owners[prefix+k] = up
+					}
+				}
+			}
+		}
+		p.mu.Unlock()
+		all = append(all, items...)
+	}
+	return json.Marshal(map[string]any{field: all})
+}
+
+// listAll follows nextCursor through every page of a list method.
+func listAll(ctx context.Context, up *upstream, method, field string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	var cursor string
+	for page := 0; page < 1000; page++ {
+		params := json.RawMessage(`{}`)
+		if cursor != "" {
+			params, _ = json.Marshal(map[string]string{"cursor": cursor})
+		}
+		raw, err := up.call(ctx, method, params)
+		if err != nil {
+			return nil, err
+		}
+		var r map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, &UpstreamError{Upstream: up.name, Method: method, Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(r[field], &items); err != nil && r[field] != nil {
+			return nil, &UpstreamError{Upstream: up.name, Method: method, Err: fmt.Errorf("%s is not a list", field)}
+		}
+		out = append(out, items...)
+		cursor = ""
+		_ = json.Unmarshal(r["nextCursor"], &cursor)
+		if cursor == "" {
+			return out, nil
+		}
+	}
+	return nil, &UpstreamError{Upstream: up.name, Method: method, Err: errors.New("more than 1000 pages")}
+}

@@ -1,0 +1,360 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"attune/engine"
+)
+
+// ToolPath is the tool chain path of an upstream's tool.
+func ToolPath(upstream, tool string) string { return "mcp/" + upstream + "/" + tool }
+
+// listedTool is one tool the client may see.
+type listedTool struct {
+	name string
+	obj  json.RawMessage // the upstream's tool object, as it sent it; nil for a defined tool
+	info engine.ToolInfo
+	tgt  toolTarget
+}
+
+// resolveTools lists every upstream's tools, registers each as a host tool whose
+// core is the upstream's tools/call, and adds the pin's defined tools.
+// Tools outside the ceiling are returned too, with info.Allowed false.
+func (p *proxy) resolveTools(ctx context.Context) ([]listedTool, error) {
+	type upTool struct {
+		up   *upstream
+		name string
+		obj  json.RawMessage
+	}
+	var found []upTool
+	for _, up := range p.ups {
+		if !up.alive() {
+			continue // its tools are gone with it
+		}
+		items, err := listAll(ctx, up, "tools/list", "tools")
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			var t struct {
+				Name string `json:"name"`
+			}
+			if err := json.Unmarshal(it, &t); err != nil || t.Name == "" {
+				return nil, &UpstreamError{Upstream: up.name, Method: "tools/list", Err: fmt.Errorf("a tool without a name: %s", clip(it))}
+			}
+			found = append(found, upTool{up: up, name: t.Name, obj: it})
+			if err := p.register(up, t.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	infos, err := p.inst.Tools()
+	if err != nil {
+		return nil, err
+	}
+	byPath := map[string]engine.ToolInfo{}
+	for _, ti := range infos {
+		byPath[ti.Path] = ti
+	}
+	var out []listedTool
+	taken := map[string]bool{}
+	for _, f := range found {
+		name := f.name
+		if len(p.ups) > 1 {
+			name = f.up.name + "__" + f.name
+		}
+		path := ToolPath(f.up.name, f.name)
+		taken[name] = true
+		out = append(out, listedTool{name: name, obj: f.obj, info: byPath[path], tgt: toolTarget{path: path, up: f.up, tool: f.name}})
+	}
+	for _, ti := range infos {
+		if !ti.Defined || isUpstreamPath(out, ti.Path) {
+			continue
+		}
+		name := ti.Path[strings.LastIndexByte(ti.Path, '/')+1:]
+		if taken[name] || name == "" {
+			name = strings.ReplaceAll(ti.Path, "/", "__")
+		}
+		taken[name] = true
+		out = append(out, listedTool{name: name, info: ti, tgt: toolTarget{path: ti.Path}})
+	}
+	p.mu.Lock()
+	p.tools = map[string]toolTarget{}
+	for _, t := range out {
+		p.tools[t.name] = t.tgt
+	}
+	p.mu.Unlock()
+	return out, nil
+}
+
+func isUpstreamPath(ts []listedTool, path string) bool {
+	for _, t := range ts {
+		if t.tgt.up != nil && t.tgt.path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// definedTools returns the pin's define/tool paths inside the ceiling.
+func (p *proxy) definedTools() ([]string, error) {
+	infos, err := p.inst.Tools()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ti := range infos {
+		if ti.Defined && ti.Allowed {
+			out = append(out, ti.Path)
+		}
+	}
+	return out, nil
+}
+
+// register makes an upstream's tool a host tool of the engine, with the
+// effects [harness.mcp.tools] gives its path.
+func (p *proxy) register(up *upstream, tool string) error {
+	path := ToolPath(up.name, tool)
+	effects := p.cfg.Effects(path)
+	p.mu.Lock()
+	old, ok := p.registered[path]
+	p.registered[path] = effects
+	p.mu.Unlock()
+	if ok && slices.Equal(old, effects) {
+		return nil
+	}
+	return p.e.RegisterTool(engine.HostTool{Path: path, Effects: effects, Core: p.core(up, tool, path)})
+}
+
+// listTools answers tools/list: the upstreams' tools inside the ceiling,
+// as they sent them, then the pin's defined tools.
+func (p *proxy) listTools(ctx context.Context) (json.RawMessage, error) {
+	ts, err := p.resolveTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list := []any{}
+	for _, t := range ts {
+		if !t.info.Allowed {
+			continue
+		}
+		switch {
+		case t.obj != nil && len(p.ups) == 1:
+			list = append(list, t.obj)
+		case t.obj != nil:
+			var m map[string]any
+			if err := decode(t.obj, &m); err != nil {
+				return nil, err
+			}
+			m["name"] = t.name
+			list = append(list, m)
+		default:
+			input := t.info.Input
+			if input == nil {
+				input = map[string]any{"type": "object"}
+			}
+			m := map[string]any{
+				"name":        t.name,
+				"description": "attune tool " + t.info.Path,
+				"inputSchema": input,
+			}
+			if t.info.Output != nil {
+				m["outputSchema"] = t.info.Output
+			}
+			list = append(list, m)
+		}
+	}
+	return json.Marshal(map[string]any{"tools": list})
+}
+
+// callSlot carries what the chain's core received from the upstream for
+// the call the client made: the result is relayed as the upstream sent it.
+type callSlot struct {
+	path string
+	meta json.RawMessage
+
+	mu      sync.Mutex
+	raw     json.RawMessage
+	isError bool
+}
+
+type slotKey struct{}
+
+// core is an upstream tool's core: the upstream's tools/call with the
+// arguments the chain hands it (a guard's rewrite included).
+func (p *proxy) core(up *upstream, tool, path string) engine.CoreFunc {
+	return func(ctx context.Context, args any) (any, error) {
+		slot, _ := ctx.Value(slotKey{}).(*callSlot)
+		params := map[string]any{"name": tool, "arguments": args}
+		if args == nil {
+			params["arguments"] = map[string]any{}
+		}
+		if slot != nil && slot.meta != nil && slot.path == path {
+			params["_meta"] = slot.meta
+		}
+		data, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("the arguments do not encode as JSON: %v", err)
+		}
+		raw, err := up.call(ctx, "tools/call", data)
+		if err != nil {
+			return nil, err
+		}
+		var res map[string]any
+		if err := json.Unmarshal(raw, &res); err != nil || res == nil {
+			return nil, &UpstreamError{Upstream: up.name, Method: "tools/call", Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
+		}
+		isErr, _ := res["isError"].(bool)
+		if slot != nil && slot.path == path {
+			slot.mu.Lock()
+			slot.raw, slot.isError = raw, isErr
+			slot.mu.Unlock()
+		}
+		if isErr {
+			return nil, fmt.Errorf("%s", resultText(res))
+		}
+		return res, nil
+	}
+}
+
+// resultText joins the text content of a tool result.
+func resultText(res map[string]any) string {
+	var parts []string
+	content, _ := res["content"].([]any)
+	for _, c := range content {
+		if m, ok := c.(map[string]any); ok && m["type"] == "text" {
+			if s, ok := m["text"].(string); ok {
+				parts = append(parts, s)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "the tool reported an error"
+	}
+	return strings.Join(parts, "\n")
+}
+
+// callTool answers tools/call: the tool chain at the tool's path; then
+// the round ends and the next begins, and the notes placed into it are
+// appended to the result with the chain's diagnostics.
+func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var c struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &c); err != nil || c.Name == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "attune mcp: tools/call wants params {name, arguments}"}
+	}
+	p.mu.Lock()
+	tgt, ok := p.tools[c.Name]
+	p.mu.Unlock()
+	if !ok { // the client did not list, or the list changed
+		if _, err := p.resolveTools(ctx); err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		tgt, ok = p.tools[c.Name]
+		p.mu.Unlock()
+	}
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "attune mcp: unknown tool " + c.Name}
+	}
+	var args any = map[string]any{}
+	if len(c.Arguments) > 0 && string(c.Arguments) != "null" {
+		if err := json.Unmarshal(c.Arguments, &args); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "attune mcp: tools/call arguments: " + err.Error()}
+		}
+	}
+	slot := &callSlot{path: tgt.path, meta: c.Meta}
+	out := p.inst.Tool(context.WithValue(ctx, slotKey{}, slot), engine.ToolCall{Path: tgt.path, Args: args})
+	notes := p.nextRound(ctx)
+	var extra []string
+	extra = append(extra, out.Diagnostics...)
+	extra = append(extra, notes...)
+	slot.mu.Lock()
+	raw, isErr := slot.raw, slot.isError
+	slot.mu.Unlock()
+	var base json.RawMessage
+	switch {
+	case out.Status == engine.StatusOK && raw != nil && !isErr:
+		base = raw
+	case out.Status == engine.StatusOK:
+		base = definedResult(out.Result)
+	case out.Status == engine.StatusFailed && raw != nil && isErr:
+		base = raw // the upstream's own tool error
+	case out.Status == engine.StatusRefused:
+		base = errorResult(fmt.Sprintf("refused by %s: %s", out.RefusedBy, out.Reason))
+	default:
+		base = errorResult("the call failed: " + out.Error)
+	}
+	if len(extra) == 0 {
+		return base, nil
+	}
+	var res map[string]any
+	if err := decode(base, &res); err != nil {
+		return nil, err
+	}
+	content, _ := res["content"].([]any)
+	for _, s := range extra {
+		content = append(content, map[string]any{"type": "text", "text": s})
+	}
+	res["content"] = content
+	return json.Marshal(res)
+}
+
+func errorResult(text string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": true})
+	return b
+}
+
+// definedResult renders what a define/tool returned: a string as text,
+// other values as JSON text, a map also as structured content.
+func definedResult(v any) json.RawMessage {
+	res := map[string]any{}
+	switch x := v.(type) {
+	case string:
+		res["content"] = []any{map[string]any{"type": "text", "text": x}}
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return errorResult("the tool's result does not encode as JSON: " + err.Error())
+		}
+		res["content"] = []any{map[string]any{"type": "text", "text": string(b)}}
+		if _, ok := x.(map[string]any); ok {
+			res["structuredContent"] = x
+		}
+	}
+	b, _ := json.Marshal(res)
+	return b
+}
+
+// nextRound ends the round and begins the next, returning the text of the
+// notes placed into it.
+func (p *proxy) nextRound(ctx context.Context) []string {
+	p.bmu.Lock()
+	defer p.bmu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	if _, _, _, inRound := p.inst.Turn(); inRound {
+		if _, err := p.inst.EndRound(ctx, engine.RoundEnd{HostContinue: true}); err != nil {
+			p.logf("ending the round: %v", err)
+		}
+	}
+	r, err := p.inst.BeginRound(ctx)
+	if err != nil {
+		p.logf("beginning a round: %v", err)
+		return nil
+	}
+	var out []string
+	for _, n := range r.Notes {
+		out = append(out, n.Text)
+	}
+	return out
+}

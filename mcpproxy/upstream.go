@@ -1,0 +1,294 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Upstream names one upstream MCP server and the command that runs it.
+type Upstream struct {
+	Name    string
+	Command []string
+}
+
+// Errors a host may act on (errors.Is).
+var (
+	// ErrTimeout: the upstream did not answer within call_timeout.
+	ErrTimeout = errors.New("the upstream did not answer in time")
+	// ErrUpstreamGone: the upstream exited or closed its output.
+	ErrUpstreamGone = errors.New("the upstream is gone")
+)
+
+// UpstreamError is a failure of one request to one upstream.
+type UpstreamError struct {
+	Upstream string
+	Method   string
+	Err      error
+}
+
+func (e *UpstreamError) Error() string {
+	return fmt.Sprintf("upstream %s, %s: %v", e.Upstream, e.Method, e.Err)
+}
+
+func (e *UpstreamError) Unwrap() error { return e.Err }
+
+// upstream is one running upstream server.
+type upstream struct {
+	name    string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	conn    *conn
+	timeout time.Duration
+	log     func(format string, args ...any)
+	// onRequest and onNotify receive what the upstream sends on its own.
+	onRequest func(u *upstream, req *jsonrpc.Request)
+	onNotify  func(u *upstream, req *jsonrpc.Request)
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan *jsonrpc.Response
+	gone    error         // set once the upstream's output ended
+	done    chan struct{} // closed when the read loop ends
+	init    json.RawMessage
+}
+
+// start runs the upstream's command and its read loop.
+func startUpstream(u Upstream, timeout time.Duration, maxMessage int, stderr io.Writer, log func(string, ...any)) (*upstream, error) {
+	if len(u.Command) == 0 {
+		return nil, fmt.Errorf("upstream %s: no command", u.Name)
+	}
+	cmd := exec.Command(u.Command[0], u.Command[1:]...)
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("upstream %s: cannot start %q: %w", u.Name, u.Command[0], err)
+	}
+	up := &upstream{
+		name: u.Name, cmd: cmd, stdin: stdin, timeout: timeout, log: log,
+		conn:    newConn(stdout, stdin, maxMessage),
+		pending: map[int64]chan *jsonrpc.Response{},
+		done:    make(chan struct{}),
+	}
+	return up, nil
+}
+
+// run reads the upstream's messages until its output ends.
+func (u *upstream) run() {
+	defer close(u.done)
+	for {
+		msg, err := u.conn.read()
+		var bad *BadMessageError
+		switch {
+		case errors.As(err, &bad):
+			u.badMessage(bad)
+			continue
+		case err != nil:
+			u.exit(err)
+			return
+		}
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
+			u.deliver(m)
+		case *jsonrpc.Request:
+			if m.IsCall() {
+				u.onRequest(u, m)
+			} else {
+				u.onNotify(u, m)
+			}
+		}
+	}
+}
+
+// badMessage fails the request a bad line answers, or when its id cannot
+// be found, every pending request: the answer they wait for may be lost.
+func (u *upstream) badMessage(bad *BadMessageError) {
+	what := "sent " + bad.Error()
+	if bad.TooLong {
+		what = fmt.Sprintf("sent a message of %d bytes, over the limit of %d (max_message in [harness.mcp])", bad.Size, u.conn.max)
+	}
+	u.log("upstream %s %s", u.name, what)
+	err := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream " + u.name + " " + what}
+	if n, ok := bad.ID.Raw().(int64); ok {
+		u.mu.Lock()
+		_, pending := u.pending[n]
+		u.mu.Unlock()
+		if pending {
+			u.deliver(&jsonrpc.Response{ID: bad.ID, Error: err})
+			return
+		}
+	}
+	u.mu.Lock()
+	ids := make([]int64, 0, len(u.pending))
+	for id := range u.pending {
+		ids = append(ids, id)
+	}
+	u.mu.Unlock()
+	for _, id := range ids {
+		u.deliver(&jsonrpc.Response{ID: intID(id), Error: err})
+	}
+}
+
+func (u *upstream) deliver(r *jsonrpc.Response) {
+	n, ok := r.ID.Raw().(int64)
+	if !ok {
+		u.log("upstream %s answered request %v, which the proxy never sent", u.name, r.ID.Raw())
+		return
+	}
+	u.mu.Lock()
+	ch := u.pending[n]
+	delete(u.pending, n)
+	u.mu.Unlock()
+	if ch == nil {
+		return // answered after a timeout or a cancellation
+	}
+	ch <- r
+}
+
+// exit marks the upstream gone and fails every pending request.
+func (u *upstream) exit(readErr error) {
+	// the process has closed its output: wait briefly for its status
+	status := make(chan error, 1)
+	go func() { status <- u.cmd.Wait() }()
+	why := "closed its output"
+	select {
+	case err := <-status:
+		if err != nil {
+			why = "exited (" + err.Error() + ")"
+		} else {
+			why = "exited"
+		}
+	case <-time.After(2 * time.Second):
+	}
+	if readErr != nil && !errors.Is(readErr, io.EOF) {
+		why += ": " + readErr.Error()
+	}
+	u.mu.Lock()
+	u.gone = fmt.Errorf("%w: %s %s", ErrUpstreamGone, u.name, why)
+	pend := u.pending
+	u.pending = map[int64]chan *jsonrpc.Response{}
+	u.mu.Unlock()
+	for _, ch := range pend {
+		ch <- nil
+	}
+}
+
+// call sends one request and waits for its answer, at most the call
+// timeout; a context done or a timeout sends notifications/cancelled.
+func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	fail := func(err error) (json.RawMessage, error) {
+		return nil, &UpstreamError{Upstream: u.name, Method: method, Err: err}
+	}
+	ch := make(chan *jsonrpc.Response, 1)
+	u.mu.Lock()
+	if u.gone != nil {
+		err := u.gone
+		u.mu.Unlock()
+		return fail(err)
+	}
+	u.nextID++
+	id := u.nextID
+	u.pending[id] = ch
+	u.mu.Unlock()
+	if err := u.conn.write(&jsonrpc.Request{ID: intID(id), Method: method, Params: params}); err != nil {
+		u.forget(id)
+		return fail(fmt.Errorf("%w: %s cannot be written to: %v", ErrUpstreamGone, u.name, err))
+	}
+	timer := time.NewTimer(u.timeout)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		if r == nil {
+			u.mu.Lock()
+			err := u.gone
+			u.mu.Unlock()
+			return fail(err)
+		}
+		if r.Error != nil {
+			return nil, &UpstreamError{Upstream: u.name, Method: method, Err: r.Error}
+		}
+		return r.Result, nil
+	case <-timer.C:
+		u.cancel(id, "timed out")
+		return fail(fmt.Errorf("%w (call_timeout %s in [harness.mcp])", ErrTimeout, u.timeout))
+	case <-ctx.Done():
+		u.cancel(id, "cancelled by the client")
+		return fail(ctx.Err())
+	}
+}
+
+func (u *upstream) forget(id int64) {
+	u.mu.Lock()
+	delete(u.pending, id)
+	u.mu.Unlock()
+}
+
+func (u *upstream) cancel(id int64, reason string) {
+	u.forget(id)
+	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
+	_ = u.notify("notifications/cancelled", p)
+}
+
+// notify sends a notification; an upstream that is gone drops it.
+func (u *upstream) notify(method string, params json.RawMessage) error {
+	u.mu.Lock()
+	gone := u.gone
+	u.mu.Unlock()
+	if gone != nil {
+		return gone
+	}
+	return u.conn.write(&jsonrpc.Request{Method: method, Params: params})
+}
+
+// respond answers a request the upstream sent.
+func (u *upstream) respond(r *jsonrpc.Response) { _ = u.conn.write(r) }
+
+// alive reports whether the upstream still runs.
+func (u *upstream) alive() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.gone == nil
+}
+
+// close ends the upstream as the MCP stdio transport says: close its
+// input, wait, then SIGTERM, then SIGKILL.
+func (u *upstream) close(grace time.Duration) {
+	_ = u.stdin.Close()
+	select {
+	case <-u.done:
+		return
+	case <-time.After(grace):
+	}
+	_ = u.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-u.done:
+		return
+	case <-time.After(grace):
+	}
+	_ = u.cmd.Process.Kill()
+	select {
+	case <-u.done:
+	case <-time.After(grace): // a child of the upstream may hold its output open
+	}
+}
+
+// intID is the JSON-RPC id n.
+func intID(n int64) jsonrpc.ID {
+	id, _ := jsonrpc.MakeID(float64(n))
+	return id
+}
