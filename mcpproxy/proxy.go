@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -85,6 +86,7 @@ type proxy struct {
 	toClient   map[int64]fromUpstream
 	nextID     int64
 	handlers   sync.WaitGroup
+	calls      atomic.Int64 // tools/call requests, for their call ids
 }
 
 // toolTarget is what a tool name the client calls resolves to.

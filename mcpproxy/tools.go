@@ -130,7 +130,7 @@ func (p *proxy) register(up *upstream, tool string) error {
 	if ok && slices.Equal(old, effects) {
 		return nil
 	}
-	return p.e.RegisterTool(engine.HostTool{Path: path, Effects: effects, Core: p.core(up, tool, path)})
+	return p.e.RegisterTool(engine.HostTool{Path: path, Effects: effects, Core: p.core(up, tool)})
 }
 
 // listTools answers tools/list: the upstreams' tools inside the ceiling,
@@ -177,7 +177,7 @@ func (p *proxy) listTools(ctx context.Context) (json.RawMessage, error) {
 // callSlot carries what the chain's core received from the upstream for
 // the call the client made: the result is relayed as the upstream sent it.
 type callSlot struct {
-	path string
+	id   string // the call id the proxy gave the chain
 	meta json.RawMessage
 
 	mu      sync.Mutex
@@ -189,14 +189,18 @@ type slotKey struct{}
 
 // core is an upstream tool's core: the upstream's tools/call with the
 // arguments the chain hands it (a guard's rewrite included).
-func (p *proxy) core(up *upstream, tool, path string) engine.CoreFunc {
-	return func(ctx context.Context, args any) (any, error) {
+func (p *proxy) core(up *upstream, tool string) engine.CoreFunc {
+	return func(ctx context.Context, c engine.CoreCall) (any, error) {
+		args := c.Args
 		slot, _ := ctx.Value(slotKey{}).(*callSlot)
+		if slot != nil && slot.id != c.CallID {
+			slot = nil // a call a behavior made inside the client's call
+		}
 		params := map[string]any{"name": tool, "arguments": args}
 		if args == nil {
 			params["arguments"] = map[string]any{}
 		}
-		if slot != nil && slot.meta != nil && slot.path == path {
+		if slot != nil && slot.meta != nil {
 			params["_meta"] = slot.meta
 		}
 		data, err := json.Marshal(params)
@@ -212,7 +216,7 @@ func (p *proxy) core(up *upstream, tool, path string) engine.CoreFunc {
 			return nil, &UpstreamError{Upstream: up.name, Method: "tools/call", Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
 		}
 		isErr, _ := res["isError"].(bool)
-		if slot != nil && slot.path == path {
+		if slot != nil {
 			slot.mu.Lock()
 			slot.raw, slot.isError = raw, isErr
 			slot.mu.Unlock()
@@ -273,8 +277,8 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "attune mcp: tools/call arguments: " + err.Error()}
 		}
 	}
-	slot := &callSlot{path: tgt.path, meta: c.Meta}
-	out := p.inst.Tool(context.WithValue(ctx, slotKey{}, slot), engine.ToolCall{Path: tgt.path, Args: args})
+	slot := &callSlot{id: fmt.Sprintf("%s/mcp-%d", p.inst.ID(), p.calls.Add(1)), meta: c.Meta}
+	out := p.inst.Tool(context.WithValue(ctx, slotKey{}, slot), engine.ToolCall{Path: tgt.path, Args: args, CallID: slot.id})
 	notes := p.nextRound(ctx)
 	var extra []string
 	extra = append(extra, out.Diagnostics...)
