@@ -78,6 +78,9 @@ func TestTwoHostsSQLite(t *testing.T) {
 func TestTwoHostsPostgres(t *testing.T) {
 	base := os.Getenv("ATTUNE_TEST_POSTGRES")
 	if base == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("ATTUNE_TEST_POSTGRES is not set under CI: .ci/run must start PostgreSQL with .ci/postgres.sh; the PostgreSQL store is never skipped there")
+		}
 		t.Skip("ATTUNE_TEST_POSTGRES is not set; eval \"$(bash .ci/postgres.sh)\" starts a server")
 	}
 	ctx := context.Background()

@@ -53,6 +53,9 @@ func postgresURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv("ATTUNE_TEST_POSTGRES")
 	if u == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("ATTUNE_TEST_POSTGRES is not set under CI: .ci/run must start PostgreSQL with .ci/postgres.sh; the PostgreSQL store is never skipped there")
+		}
 		t.Skip(`ATTUNE_TEST_POSTGRES is not set, so the PostgreSQL store is not tested; eval "$(bash .ci/postgres.sh)" starts a server and sets it`)
 	}
 	return u
