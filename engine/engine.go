@@ -92,6 +92,10 @@ type Options struct {
 	// HostTimeout overrides [engine] host_timeout: how long one host
 	// callback (Read, Floor, a host core) may take.
 	HostTimeout time.Duration
+	// Notes, when set, hears of every note as it is emitted (not in a
+	// replay), with the emitting instance. Called on the emitting
+	// goroutine: it must return quickly and not call into the engine.
+	Notes func(instance string, n Note)
 }
 
 // Engine holds the configuration, the store, the packs, the host's tools
@@ -109,6 +113,7 @@ type Engine struct {
 	budget    time.Duration
 	obs       Observer
 	hostWait  time.Duration // host_timeout
+	onNote    func(string, Note)
 
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry
@@ -150,6 +155,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	if e.budget <= 0 {
 		e.budget = time.Second
 	}
+	e.onNote = o.Notes
 	e.hostWait = o.HostTimeout
 	if e.hostWait <= 0 {
 		e.hostWait = o.Config.Engine.HostTimeout

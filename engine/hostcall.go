@@ -97,3 +97,21 @@ func (e *Engine) runRead(ctx context.Context, key string) (v any, err error) {
 	}
 	return v, nil
 }
+
+// ReadCall says which call an admit/read serves; ReadFunc finds it in its
+// ctx with ReadCallOf.
+type ReadCall struct {
+	Instance string
+	Session  string
+	CallID   string
+	Key      string
+}
+
+type readKey struct{}
+
+// ReadCallOf returns the call an admit/read serves, from the ctx the
+// engine gives a ReadFunc.
+func ReadCallOf(ctx context.Context) (ReadCall, bool) {
+	c, ok := ctx.Value(readKey{}).(ReadCall)
+	return c, ok
+}

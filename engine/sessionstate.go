@@ -116,7 +116,7 @@ func fAdmitRead(s *luabind.State) int {
 	fr := r.top()
 	key := s.CheckString("admit/read", 1)
 	v, err := fr.inst.deliver(fr.ctx, session.Read, key, func(ctx context.Context) (any, error) {
-		return fr.inst.e.runRead(ctx, key)
+		return fr.inst.e.runRead(context.WithValue(ctx, readKey{}, ReadCall{Instance: fr.inst.id, Session: fr.inst.rec.Session, CallID: fr.callID, Key: key}), key)
 	})
 	if err != nil {
 		if c := CodeOf(err); c == CodeHostTimeout || c == CodeCancelled {
@@ -178,6 +178,9 @@ func (s *sessionState) emit(notes []session.Note, callID string) {
 		s.book.Add(n)
 		c := n
 		s.record(session.Entry{Type: session.Emit, Note: &c, CallID: callID})
+		if f := s.i.e.onNote; f != nil {
+			f(s.i.id, n)
+		}
 	}
 }
 

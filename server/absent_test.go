@@ -1,46 +1,16 @@
 package server
 
-import (
-	"bufio"
-	"context"
-	"io"
-	"testing"
-	"testing/fstest"
-
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
-	"attune/store"
-)
+import "testing"
 
 // R4.11: fields that do not apply are absent over serve, never empty
 // strings: a tool call outside a turn or to an unknown tool carries no
 // call_id; a method outcome carries only the fields that apply.
 func TestServeOmitsFieldsThatDoNotApply(t *testing.T) {
-	ctx := context.Background()
-	cfg, err := config.Parse("attune.toml", []byte("[bots.main]\nbehaviors = [\"p\"]\nceiling = [\"read\"]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	srv := New(outW)
-	pack := fstest.MapFS{"p.lua": {Data: []byte(`
+	c := newPeer(t, "[bots.main]\nbehaviors = [\"p\"]\nceiling = [\"read\"]\n", map[string]string{"p.lua": `
 define.reducer("c", function(s, a) s.n = s.n + 1; return s end, {init = {n = 0}})
-define.method("c", "get", function(ctx, s, i) return s.n end)`)}}
-	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: store.NewMemory(), Read: srv.Read, Floor: srv.Floor,
-		PacksFirst: []pin.Pack{{Name: "t", FS: pack}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	srv.Attach(e)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, inR); outW.Close() }()
-	c := &client{t: t, in: inW, out: bufio.NewScanner(outR)}
-
-	c.request("tools/register", map[string]any{"path": "fs/read", "effects": []string{"read"}})
-	c.request("start", map[string]any{"instance": "a", "bot": "main"})
+define.method("c", "get", function(ctx, s, i) return s.n end)`}, Options{}, map[string]any{})
+	c.call("tools/register", map[string]any{"path": "fs/read", "effects": []string{"read"}})
+	c.call("start", map[string]any{"instance": "a", "bot": "main"})
 	noEmpty := func(what string, m map[string]any) {
 		t.Helper()
 		for k, v := range m {
@@ -49,28 +19,24 @@ define.method("c", "get", function(ctx, s, i) return s.n end)`)}}
 			}
 		}
 	}
-	out := c.request("tool", map[string]any{"instance": "a", "path": "fs/read", "args": map[string]any{}})
+	out := c.call("tool", map[string]any{"instance": "a", "path": "fs/read", "args": map[string]any{}})
 	if out["status"] != "ok" {
 		t.Fatalf("tool outside a turn: %v", out)
 	}
 	noEmpty("tool outside a turn", out)
-	out = c.request("tool", map[string]any{"instance": "a", "path": "no/such"})
+	out = c.call("tool", map[string]any{"instance": "a", "path": "no/such"})
 	if out["status"] != "failed" {
 		t.Fatalf("unknown tool: %v", out)
 	}
 	noEmpty("unknown tool", out)
-	m := c.request("method", map[string]any{"instance": "a", "owner": "c", "method": "get"})
+	m := c.call("method", map[string]any{"instance": "a", "owner": "c", "method": "get"})
 	if m["status"] != "ok" || m["result"] != 0.0 || m["call_id"] == nil {
 		t.Fatalf("method: %v", m)
 	}
 	noEmpty("method", m)
-	m = c.request("method", map[string]any{"instance": "a", "owner": "c", "method": "nope"})
+	m = c.call("method", map[string]any{"instance": "a", "owner": "c", "method": "nope"})
 	if m["status"] != "failed" && m["status"] != "refused" {
 		t.Fatalf("unknown method: %v", m)
 	}
 	noEmpty("unknown method", m)
-	inW.Close()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
 }

@@ -1,55 +1,42 @@
-// Package server exposes the engine as a JSON-RPC 2.0 service over a pair
-// of streams (stdin/stdout for `attune serve`), so a host written in another
-// language can embed attune.
+// Package server is `attune serve`: the engine as a JSON-RPC 2.0 service
+// over a pair of streams (stdin and stdout), so that a host written in
+// another language can embed attune. docs/protocol.md documents protocol
+// version 1 (every method, callback, param and result), and
+// docs/protocol.schema.json describes every message.
 //
-// Messages are single JSON objects, one per line. The client calls the
-// engine's methods (below); the engine calls back into the client for what
-// only the host can do: "host/read" (admit/read KEY), "host/floor" (the
-// floor's verdict on a call) and "host/core" (a host tool's core), each a
-// JSON-RPC request with an id that the client answers on the same stream.
-//
-// Methods (params are objects; results are objects):
-//
-//	start       {instance, bot, kind?, session?, parent?}           -> {instance, session, bot}
-//	restart     {instance}                                           -> {instance, session}
-//	stop        {instance}                                           -> {}
-//	tools/register {path, effects?}                                  -> {}   (its core is host/core)
-//	tool        {instance, path, args?, call_id?}                    -> outcome
-//	turn/begin  {instance, input?, context_fresh?}                   -> boundary
-//	round/begin {instance}                                           -> boundary (notes placed)
-//	round/end   {instance, host_continue?, output?}                  -> boundary (+ continue)
-//	turn/end    {instance, addenda?}                                 -> boundary (+ loop_end)
-//	consume     {instance, note}                                     -> {}
-//	method      {instance, owner, method, input?, call_id?, host_authority?} -> method outcome
-//	command     {instance, name, text?}                              -> {status, error?, notes}
-//	spawn       {instance, child?, bot?, kind?}                      -> {instance, session}
-//	attune      {instance}                                           -> {}
-//	replay      {instance}                                           -> {notes, steps, diverged}
-//	hydrate     {instance}                                           -> {}
-//	rollback    {instance, to_turn}                                  -> {}
-//	state       {instance, owner}                                    -> {state, revision}
-//	reset       {instance, owner}                                    -> {}
-//
-// A replay's diverged lists every way a replayed step differed from the
-// journal, each {entry, step, turn?, round?, call_id?, field, recorded,
-// replayed}; it is empty when the replay reproduced the session.
-//
-// A Server is safe for concurrent requests: each request runs on its own
-// goroutine; calls to one instance's boundaries are serialized by the engine.
+// In short: one JSON value per line (a request, a notification, a
+// response, or a batch of them). The client sends initialize first; the
+// server then builds the engine. Requests for one instance are handled in
+// the order they arrive; requests for different instances run
+// concurrently. The engine calls back into the client (host/read,
+// host/floor when the client implements it, host/core), each a request
+// the client answers on the same stream, each bounded by the engine's
+// host_timeout. Duplicate and late answers are logged and ignored. On the
+// end of input (or Server.Shutdown) pending callbacks are cancelled,
+// requests in flight are answered, and Serve returns.
 package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"attune/engine"
 )
+
+// ProtocolVersion is the version of the protocol this server speaks.
+const ProtocolVersion = 1
+
+// DefaultMaxMessage bounds one message (one line) unless Options say.
+const DefaultMaxMessage = 16 << 20
 
 // Codes of JSON-RPC errors.
 const (
@@ -57,9 +44,75 @@ const (
 	codeInvalidRequest = -32600
 	codeMethodNotFound = -32601
 	codeInvalidParams  = -32602
-	codeEngine         = -32000
+	codeEngine         = -32000 // an engine error: error.data.code is the engine's code
+	codeNotInitialized = -32002 // a request before initialize
+	codeCancelled      = -32800 // a request the client cancelled ($/cancelRequest)
 )
 
+// Options configure a Server.
+type Options struct {
+	// Engine is what the engine is built from at initialize. The server
+	// sets Read, Floor (when the client implements host/floor), Logger,
+	// Notes, and HostTimeout (when the client asks for one).
+	Engine engine.Options
+	// MaxMessage bounds one message in bytes (DefaultMaxMessage when 0).
+	// A longer line is answered with an error and skipped.
+	MaxMessage int
+	// Log receives the engine's log (Lua print, warnings) when the client
+	// did not ask for log notifications, and the server's own warnings
+	// (duplicate answers, say). Nil: discarded.
+	Log *slog.Logger
+}
+
+// Server serves one engine over one stream pair.
+type Server struct {
+	o   Options
+	out io.Writer
+	log *slog.Logger
+
+	wmu sync.Mutex // one message at a time on out
+
+	mu       sync.Mutex
+	eng      *engine.Engine
+	caps     clientCaps
+	queues   map[string]*queue
+	inflight map[string]*request // requests by id, for $/cancelRequest
+	pending  map[string]chan message
+	closed   bool          // the input ended: no new callbacks
+	done     chan struct{} // closed with closed
+	work     sync.WaitGroup
+	nextID   atomic.Int64
+}
+
+// New returns a server writing to out.
+func New(out io.Writer, o Options) *Server {
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = DefaultMaxMessage
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{o: o, out: out, log: log, queues: map[string]*queue{}, inflight: map[string]*request{},
+		pending: map[string]chan message{}, done: make(chan struct{})}
+}
+
+// Engine returns the engine built at initialize (nil before).
+func (s *Server) Engine() *engine.Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.eng
+}
+
+// Close closes the engine.
+func (s *Server) Close() error {
+	if e := s.Engine(); e != nil {
+		return e.Close()
+	}
+	return nil
+}
+
+// message is any JSON-RPC 2.0 message, as read.
 type message struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id,omitempty"`
@@ -69,377 +122,433 @@ type message struct {
 	Error   *rpcError       `json:"error,omitempty"`
 }
 
+// response is what the server answers.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
 type rpcError struct {
 	Code    int        `json:"code"`
 	Message string     `json:"message"`
 	Data    *errorData `json:"data,omitempty"`
 }
 
-// errorData names the engine's error code (engine.Code).
+// errorData names the engine's error code (engine.Code) and, for invalid
+// params, the param.
 type errorData struct {
-	Code string `json:"code"`
+	Code  string `json:"code,omitempty"`
+	Param string `json:"param,omitempty"`
 }
 
-// Server serves one engine over one stream pair.
-type Server struct {
-	eng *engine.Engine
-	out io.Writer
+var nullID = json.RawMessage("null")
 
-	wmu sync.Mutex // one message at a time on out
-
-	pmu     sync.Mutex
-	pending map[string]chan message
-	nextID  atomic.Int64
+func (s *Server) send(v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		data, _ = json.Marshal(response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeEngine, Message: "the answer cannot be encoded: " + err.Error()}})
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, _ = s.out.Write(append(data, '\n'))
 }
 
-// New returns a server for an engine built by the caller. The caller wires
-// the engine's Read and Floor to the server with Options (see Hooks).
-func New(out io.Writer) *Server {
-	return &Server{out: out, pending: map[string]chan message{}}
+// notify sends a notification to the client.
+func (s *Server) notify(method string, params any) {
+	s.send(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
 }
 
-// Attach sets the engine the server drives.
-func (s *Server) Attach(e *engine.Engine) { s.eng = e }
+// Serve reads messages from in until it ends or ctx is done; then it
+// cancels the callbacks waiting for the client, answers the requests in
+// flight and returns (nil at the end of input).
+func (s *Server) Serve(ctx context.Context, in io.Reader) error {
+	type item struct {
+		line []byte
+		err  error
+	}
+	items := make(chan item)
+	stop := make(chan struct{})
+	r := &lineReader{br: bufio.NewReaderSize(in, 64<<10), max: s.o.MaxMessage}
+	go func() {
+		for {
+			line, err := r.next()
+			select {
+			case items <- item{line, err}:
+			case <-stop:
+				return
+			}
+			if err != nil && !errors.Is(err, errOversize) {
+				return
+			}
+		}
+	}()
+	var rerr error
+loop:
+	for {
+		select {
+		case it := <-items:
+			switch {
+			case it.err == nil:
+				s.handle(it.line)
+			case errors.Is(it.err, errOversize):
+				s.send(response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeInvalidRequest,
+					Message: fmt.Sprintf("invalid request: a message longer than %d bytes (the server's limit, attune serve --max-message) was skipped", s.o.MaxMessage),
+					Data:    &errorData{Code: "oversize"}}})
+			default:
+				if it.err != io.EOF {
+					rerr = it.err
+				}
+				break loop
+			}
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	close(stop)
+	s.shutdown()
+	return rerr
+}
 
-// Read is an engine.ReadFunc that asks the client ("host/read").
-func (s *Server) Read(ctx context.Context, key string) (any, error) {
+// shutdown cancels pending callbacks and waits for the requests in flight.
+func (s *Server) shutdown() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+	}
+	s.mu.Unlock()
+	s.work.Wait()
+}
+
+// handle takes one line: a message or a batch.
+func (s *Server) handle(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	if line[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(line, &batch); err != nil {
+			s.send(response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeParse, Message: "parse error: " + err.Error()}})
+			return
+		}
+		if len(batch) == 0 {
+			s.send(response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeInvalidRequest, Message: "invalid request: an empty batch"}})
+			return
+		}
+		b := &batchRun{s: s}
+		for _, raw := range batch {
+			s.message(raw, b)
+		}
+		b.seal()
+		return
+	}
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		s.send(response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeParse, Message: "parse error: " + err.Error()}})
+		return
+	}
+	s.message(line, nil)
+}
+
+// batchRun collects the answers of one batch and sends them together once
+// every request of the batch is answered.
+type batchRun struct {
+	s       *Server
+	mu      sync.Mutex
+	answers []response
+	open    int
+	sealed  bool
+}
+
+func (b *batchRun) add() { b.mu.Lock(); b.open++; b.mu.Unlock() }
+func (b *batchRun) answer(r response) {
+	b.mu.Lock()
+	b.answers = append(b.answers, r)
+	b.open--
+	b.flushLocked()
+}
+func (b *batchRun) immediate(r response) {
+	b.mu.Lock()
+	b.answers = append(b.answers, r)
+	b.mu.Unlock()
+}
+func (b *batchRun) seal() { b.mu.Lock(); b.sealed = true; b.flushLocked() }
+
+func (b *batchRun) flushLocked() {
+	if !b.sealed || b.open > 0 {
+		b.mu.Unlock()
+		return
+	}
+	out := b.answers
+	b.answers = nil
+	b.sealed = false // sent once
+	b.mu.Unlock()
+	if len(out) > 0 { // a batch of notifications gets no answer
+		b.s.send(out)
+	}
+}
+
+// reply answers a request, alone or as part of its batch.
+func (s *Server) reply(b *batchRun, r response, queued bool) {
+	switch {
+	case b == nil:
+		s.send(r)
+	case queued:
+		b.answer(r)
+	default:
+		b.immediate(r)
+	}
+}
+
+// validID reports whether raw is a JSON-RPC id: a string, a number or null.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		return json.Unmarshal(raw, &s) == nil
+	case 'n':
+		return string(raw) == "null"
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		var n json.Number
+		return json.Unmarshal(raw, &n) == nil
+	}
+	return false
+}
+
+// message takes one JSON value of a line or a batch.
+func (s *Server) message(raw json.RawMessage, b *batchRun) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		s.reply(b, response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeInvalidRequest, Message: "invalid request: a message is a JSON object"}}, false)
+		return
+	}
+	idRaw, hasID := fields["id"]
+	if hasID && !validID(idRaw) {
+		s.reply(b, response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeInvalidRequest, Message: "invalid request: id must be a string, a number or null"}}, false)
+		return
+	}
+	id := nullID
+	if hasID {
+		id = compact(idRaw)
+	}
+	invalid := func(msg string) {
+		s.reply(b, response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeInvalidRequest, Message: "invalid request: " + msg}}, false)
+	}
+	if v, ok := fields["jsonrpc"]; !ok || string(compact(v)) != `"2.0"` {
+		invalid(`"jsonrpc" must be "2.0"`)
+		return
+	}
+	mraw, isCall := fields["method"]
+	if !isCall {
+		_, hasResult := fields["result"]
+		errRaw, hasError := fields["error"]
+		if !hasID || hasResult == hasError {
+			invalid(`a request has a "method"; a response has an "id" and one of "result" or "error"`)
+			return
+		}
+		m := message{ID: id, Result: fields["result"]}
+		if hasError {
+			m.Error = &rpcError{}
+			if err := json.Unmarshal(errRaw, m.Error); err != nil {
+				m.Error = &rpcError{Code: codeInvalidRequest, Message: "the client's error object does not read: " + err.Error()}
+			}
+		}
+		s.answered(m)
+		return
+	}
+	var method string
+	if err := json.Unmarshal(mraw, &method); err != nil || method == "" {
+		invalid(`"method" must be a non-empty string`)
+		return
+	}
+	for k := range fields {
+		switch k {
+		case "jsonrpc", "id", "method", "params":
+		default:
+			invalid(fmt.Sprintf("unknown member %q", k))
+			return
+		}
+	}
+	params := fields["params"]
+	if len(params) > 0 && params[0] != '{' && string(params) != "null" {
+		if !hasID {
+			return
+		}
+		s.reply(b, response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeInvalidParams, Message: "invalid params: params must be an object (by-name)"}}, false)
+		return
+	}
+	s.request(&request{id: id, notification: !hasID, method: method, params: params}, b)
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// answered delivers the client's answer to a callback. An answer nobody
+// waits for (a duplicate, one past its deadline, an unknown id) is logged
+// and dropped: the reader never blocks on it.
+func (s *Server) answered(m message) {
+	key := string(m.ID)
+	s.mu.Lock()
+	ch := s.pending[key]
+	delete(s.pending, key)
+	s.mu.Unlock()
+	if ch == nil {
+		s.warn("ignored an answer to no pending callback (a duplicate, a late one, or an unknown id)", "id", key)
+		return
+	}
+	ch <- m // buffered, and sent once: the entry is gone
+}
+
+func (s *Server) warn(msg string, args ...any) {
+	s.log.Warn(msg, args...)
+	s.mu.Lock()
+	on := s.caps.Log
+	s.mu.Unlock()
+	if on {
+		s.notify("log", logParams(slog.LevelWarn, msg, args...))
+	}
+}
+
+// errClosed fails a callback once the client's input has ended.
+var errClosed = &engine.Error{Code: engine.CodeCancelled, Message: "cancelled: the client's input ended"}
+
+// call sends a request to the client and waits for its answer, for ctx
+// (which carries the engine's host_timeout) or the end of the input.
+func (s *Server) call(ctx context.Context, method string, params any, result any) error {
+	id := strconv.Quote("e" + strconv.FormatInt(s.nextID.Add(1), 10))
+	ch := make(chan message, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed
+	}
+	s.pending[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.pending, id)
+		s.mu.Unlock()
+	}()
+	s.send(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  any             `json:"params"`
+	}{"2.0", json.RawMessage(id), method, params})
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return fmt.Errorf("%s: the client answered error %d: %s", method, m.Error.Code, m.Error.Message)
+		}
+		if result != nil && len(m.Result) > 0 {
+			if err := json.Unmarshal(m.Result, result); err != nil {
+				return fmt.Errorf("%s: the client's answer does not read: %v", method, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.done:
+		return errClosed
+	}
+}
+
+// Read is the engine's ReadFunc: it asks the client (host/read).
+func (s *Server) read(ctx context.Context, key string) (any, error) {
+	p := map[string]any{"key": key}
+	if c, ok := engine.ReadCallOf(ctx); ok {
+		p["instance"], p["session"] = c.Instance, c.Session
+		if c.CallID != "" {
+			p["call_id"] = c.CallID
+		}
+	}
 	var v any
-	err := s.call(ctx, "host/read", map[string]any{"key": key}, &v)
+	err := s.call(ctx, "host/read", p, &v)
 	return v, err
 }
 
-// Floor is an engine.FloorFunc that asks the client ("host/floor"); the
-// client answers {refused: bool, reason: string}.
-func (s *Server) Floor(ctx context.Context, c engine.FloorCall) (string, bool) {
+// floor is the engine's FloorFunc when the client implements host/floor;
+// the client answers {refused: bool, reason?: string}.
+func (s *Server) floor(ctx context.Context, c engine.FloorCall) (string, bool) {
 	var v struct {
 		Refused bool   `json:"refused"`
 		Reason  string `json:"reason"`
 	}
-	marks := c.Marks
-	if marks == nil {
-		marks = []string{}
-	}
-	if err := s.call(ctx, "host/floor", map[string]any{"instance": c.Instance, "path": c.Path, "args": c.Args, "marks": marks}, &v); err != nil {
+	if err := s.call(ctx, "host/floor", callParams(c.Instance, c.Session, c.CallID, c.Path, c.Args, c.Marks), &v); err != nil {
 		return "the floor could not be asked: " + err.Error(), true
 	}
 	return v.Reason, v.Refused
 }
 
-// call sends a request to the client and waits for its answer.
-func (s *Server) call(ctx context.Context, method string, params any, result any) error {
-	id := fmt.Sprintf("e%d", s.nextID.Add(1))
-	ch := make(chan message, 1)
-	s.pmu.Lock()
-	s.pending[`"`+id+`"`] = ch
-	s.pmu.Unlock()
-	defer func() {
-		s.pmu.Lock()
-		delete(s.pending, `"`+id+`"`)
-		s.pmu.Unlock()
-	}()
-	p, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	idRaw, _ := json.Marshal(id)
-	if err := s.send(message{JSONRPC: "2.0", ID: idRaw, Method: method, Params: p}); err != nil {
-		return err
-	}
-	select {
-	case m := <-ch:
-		if m.Error != nil {
-			return errors.New(m.Error.Message)
-		}
-		if result != nil && len(m.Result) > 0 {
-			return json.Unmarshal(m.Result, result)
-		}
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// core is the core of every tool the client registers (host/core).
+func (s *Server) core(ctx context.Context, c engine.CoreCall) (any, error) {
+	var v any
+	err := s.call(ctx, "host/core", callParams(c.Instance, c.Session, c.CallID, c.Path, c.Args, c.Marks), &v)
+	return v, err
 }
 
-func (s *Server) send(m message) error {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return err
+func callParams(instance, session, callID, path string, args any, marks []string) map[string]any {
+	if marks == nil {
+		marks = []string{}
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err = s.out.Write(append(data, '\n'))
-	return err
+	p := map[string]any{"instance": instance, "session": session, "path": path, "args": args, "marks": marks}
+	if callID != "" {
+		p["call_id"] = callID
+	}
+	return p
 }
 
-// Serve reads messages from in until it ends or ctx is done.
-func (s *Server) Serve(ctx context.Context, in io.Reader) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 16<<20)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for sc.Scan() {
-		line := append([]byte(nil), sc.Bytes()...)
-		if len(line) == 0 {
-			continue
-		}
-		var m message
-		if err := json.Unmarshal(line, &m); err != nil {
-			_ = s.send(message{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{Code: codeParse, Message: "parse error: " + err.Error()}})
-			continue
-		}
-		if m.Method == "" { // an answer to one of our requests
-			s.pmu.Lock()
-			ch := s.pending[string(m.ID)]
-			s.pmu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, rerr := s.dispatch(ctx, m.Method, m.Params)
-			if len(m.ID) == 0 {
-				return // a notification: no answer
-			}
-			out := message{JSONRPC: "2.0", ID: m.ID}
-			if rerr != nil {
-				out.Error = rerr
+// lineReader reads lines of at most max bytes; a longer one is skipped
+// whole and reported as errOversize.
+type lineReader struct {
+	br  *bufio.Reader
+	max int
+	buf []byte
+}
+
+var errOversize = errors.New("oversize message")
+
+func (r *lineReader) next() ([]byte, error) {
+	r.buf = r.buf[:0]
+	over := false
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if !over {
+			if len(r.buf)+len(bytes.TrimRight(chunk, "\r\n")) > r.max {
+				over = true
+				r.buf = r.buf[:0]
 			} else {
-				data, err := json.Marshal(res)
-				if err != nil {
-					out.Error = &rpcError{Code: codeEngine, Message: err.Error()}
-				} else {
-					out.Result = data
-				}
+				r.buf = append(r.buf, chunk...)
 			}
-			_ = s.send(out)
-		}()
-	}
-	return sc.Err()
-}
-
-type params struct {
-	Instance      string   `json:"instance"`
-	Bot           string   `json:"bot"`
-	Kind          string   `json:"kind"`
-	Session       string   `json:"session"`
-	Parent        string   `json:"parent"`
-	Child         string   `json:"child"`
-	Path          string   `json:"path"`
-	Effects       []string `json:"effects"`
-	Args          any      `json:"args"`
-	CallID        string   `json:"call_id"`
-	Input         any      `json:"input"`
-	ContextFresh  bool     `json:"context_fresh"`
-	HostContinue  bool     `json:"host_continue"`
-	Output        *string  `json:"output"`
-	Addenda       []string `json:"addenda"`
-	Note          string   `json:"note"`
-	Owner         string   `json:"owner"`
-	Method        string   `json:"method"`
-	HostAuthority bool     `json:"host_authority"`
-	Name          string   `json:"name"`
-	Text          string   `json:"text"`
-	ToTurn        int      `json:"to_turn"`
-}
-
-func (s *Server) instance(id string) (*engine.Instance, *rpcError) {
-	i, ok := s.eng.Instance(id)
-	if !ok {
-		return nil, &rpcError{Code: codeEngine, Message: fmt.Sprintf("instance %q is not running (start it first)", id), Data: &errorData{Code: string(engine.CodeNotRunning)}}
-	}
-	return i, nil
-}
-
-func engErr(err error) *rpcError {
-	r := &rpcError{Code: codeEngine, Message: err.Error()}
-	if c := engine.CodeOf(err); c != "" {
-		r.Data = &errorData{Code: string(c)}
-	}
-	return r
-}
-
-func (s *Server) dispatch(ctx context.Context, method string, raw json.RawMessage) (any, *rpcError) {
-	var p params
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, &rpcError{Code: codeInvalidParams, Message: "params: " + err.Error()}
 		}
-	}
-	switch method {
-	case "start":
-		i, err := s.eng.Start(ctx, engine.StartOptions{ID: p.Instance, Bot: p.Bot, Kind: p.Kind, Session: p.Session, Parent: p.Parent})
-		if err != nil {
-			return nil, engErr(err)
+		switch {
+		case err == nil:
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF && (over || len(r.buf) > 0):
+		default:
+			return nil, err
 		}
-		return map[string]any{"instance": i.ID(), "session": i.Session(), "bot": i.Bot()}, nil
-	case "restart":
-		i, err := s.eng.Restart(ctx, p.Instance)
-		if err != nil {
-			return nil, engErr(err)
-		}
-		return map[string]any{"instance": i.ID(), "session": i.Session()}, nil
-	case "tools/register":
-		path := p.Path
-		err := s.eng.RegisterTool(engine.HostTool{Path: path, Effects: p.Effects, Core: func(ctx context.Context, c engine.CoreCall) (any, error) {
-			var v any
-			err := s.call(ctx, "host/core", map[string]any{"path": path, "args": c.Args}, &v)
-			return v, err
-		}})
-		if err != nil {
-			return nil, engErr(err)
-		}
-		return map[string]any{}, nil
+		break
 	}
-	i, rerr := s.instance(p.Instance)
-	if rerr != nil {
-		if method == "stop" || method == "tool" || method == "turn/begin" || method == "round/begin" || method == "round/end" ||
-			method == "turn/end" || method == "consume" || method == "method" || method == "command" || method == "spawn" ||
-			method == "attune" || method == "replay" || method == "hydrate" || method == "rollback" || method == "state" || method == "reset" {
-			return nil, rerr
-		}
-		return nil, &rpcError{Code: codeMethodNotFound, Message: "no method " + method}
+	if over {
+		return nil, errOversize
 	}
-	switch method {
-	case "stop":
-		i.Stop()
-		return map[string]any{}, nil
-	case "tool":
-		return outcome(i.Tool(ctx, engine.ToolCall{Path: p.Path, Args: p.Args, CallID: p.CallID})), nil
-	case "turn/begin":
-		return boundary(i.BeginTurn(ctx, engine.TurnInput{Input: p.Input, ContextFresh: p.ContextFresh}))
-	case "round/begin":
-		return boundary(i.BeginRound(ctx))
-	case "round/end":
-		return boundary(i.EndRound(ctx, engine.RoundEnd{HostContinue: p.HostContinue, Output: p.Output}))
-	case "turn/end":
-		return boundary(i.EndTurn(ctx, p.Addenda...))
-	case "consume":
-		if err := i.Consume(ctx, p.Note); err != nil {
-			return nil, engErr(err)
-		}
-		return map[string]any{}, nil
-	case "method":
-		o := i.Method(ctx, engine.MethodCall{Owner: p.Owner, Method: p.Method, Input: p.Input, CallID: p.CallID, HostAuthority: p.HostAuthority})
-		return methodOutcome(o), nil
-	case "command":
-		r := i.Command(ctx, p.Name, p.Text)
-		return map[string]any{"status": r.Status, "error": omit(r.Error), "notes": notes(r.Notes)}, nil
-	case "spawn":
-		c, err := i.Spawn(ctx, engine.SpawnOptions{ID: p.Child, Bot: p.Bot, Role: p.Kind})
-		if err != nil {
-			return nil, engErr(err)
-		}
-		return map[string]any{"instance": c.ID(), "session": c.Session()}, nil
-	case "attune":
-		if err := i.Attune(ctx); err != nil {
-			return nil, engErr(err)
-		}
-		return map[string]any{}, nil
-	case "replay":
-		r, err := i.Replay(ctx)
-		if err != nil {
-			return nil, engErr(err)
-		}
-		diverged := append([]engine.Divergence{}, r.Diverged...)
-		return map[string]any{"notes": notes(r.Notes), "steps": r.Steps, "diverged": diverged}, nil
-	case "hydrate":
-		if err := i.Hydrate(ctx); err != nil {
-			return nil, engErr(err)
-		}
-		return map[string]any{}, nil
-	case "rollback":
-		if err := i.Rollback(ctx, p.ToTurn); err != nil {
-			return nil, engErr(err)
-		}
-		return map[string]any{}, nil
-	case "state":
-		st, rev, err := i.State(ctx, p.Owner)
-		if err != nil {
-			return nil, engErr(err)
-		}
-		return map[string]any{"state": st, "revision": rev}, nil
-	case "reset":
-		if err := i.ResetOwner(ctx, p.Owner); err != nil {
-			return nil, engErr(err)
-		}
-		return map[string]any{}, nil
-	}
-	return nil, &rpcError{Code: codeMethodNotFound, Message: "no method " + method}
-}
-
-func omit(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func outcome(o engine.Outcome) map[string]any {
-	m := map[string]any{"status": o.Status}
-	if o.CallID != "" { // R4.11: a call that got no id (outside a turn, an unknown tool) has none
-		m["call_id"] = o.CallID
-	}
-	if o.Status == engine.StatusOK {
-		m["result"] = o.Result
-		d := o.Diagnostics
-		if d == nil {
-			d = []string{}
-		}
-		m["diagnostics"] = d
-	}
-	if o.Reason != "" {
-		m["reason"] = o.Reason
-	}
-	if o.RefusedBy != "" {
-		m["refused_by"] = o.RefusedBy
-	}
-	if o.Error != "" {
-		m["error"] = o.Error
-	}
-	return m
-}
-
-// methodOutcome is a method call's outcome with only the fields that apply
-// (R4.11).
-func methodOutcome(o engine.MethodOutcome) map[string]any {
-	m := map[string]any{"status": o.Status, "revision": o.Revision}
-	if o.Status == engine.StatusOK {
-		m["result"] = o.Result
-	}
-	for k, v := range map[string]string{"reason": o.Reason, "refused_by": o.RefusedBy, "error": o.Error, "call_id": o.CallID} {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	if len(o.Diagnostics) > 0 {
-		m["diagnostics"] = o.Diagnostics
-	}
-	return m
-}
-
-func notes(ns []engine.Note) []map[string]any {
-	out := make([]map[string]any, 0, len(ns))
-	for _, n := range ns {
-		out = append(out, map[string]any{"id": n.ID, "kind": n.Kind, "text": n.Text, "program": n.Program})
-	}
-	return out
-}
-
-func boundary(r engine.BoundaryResult, err error) (any, *rpcError) {
-	if err != nil {
-		return nil, engErr(err)
-	}
-	m := map[string]any{"status": r.Status, "turn": r.Turn, "round": r.Round, "notes": notes(r.Notes), "continue": r.Continue}
-	if r.Reason != "" {
-		m["reason"] = r.Reason
-	}
-	if r.Error != "" {
-		m["error"] = r.Error
-	}
-	if r.LoopEnd != nil {
-		m["loop_end"] = map[string]any{"addenda": r.LoopEnd.Addenda, "notes": notes(r.LoopEnd.Notes)}
-	}
-	return m, nil
+	return append([]byte(nil), r.buf...), nil
 }

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"attune/config"
 	"attune/engine"
@@ -15,104 +18,334 @@ import (
 	"attune/store"
 )
 
-// client is a host in another language, speaking JSON-RPC over two pipes.
-type client struct {
-	t     *testing.T
-	in    *io.PipeWriter // to the server
-	out   *bufio.Scanner // from the server
-	next  int
-	reads int
-	cores int
+// peer is a host in another language, speaking JSON-RPC over two pipes:
+// requests may be pipelined; the engine's callbacks are answered by
+// handler; notifications are kept.
+type peer struct {
+	t       testing.TB
+	in      *io.PipeWriter
+	done    chan error
+	srv     *Server
+	handler func(method string, params map[string]any) (any, *rpcError)
+
+	mu      sync.Mutex
+	waiting map[string]chan map[string]any
+	notes   []map[string]any
+	logs    []map[string]any
+	calls   map[string]int      // callbacks by method
+	raw     []map[string]any    // every message without an id we could match (batches, id null)
+	rawc    chan map[string]any // the same, as they come
+	lines   chan []byte         // every line, when tapped
+	tap     bool
 }
 
-func (c *client) request(method string, params any) map[string]any {
-	c.t.Helper()
-	c.next++
-	p, _ := json.Marshal(params)
-	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.next, "method": method, "params": json.RawMessage(p)})
-	if _, err := c.in.Write(append(msg, '\n')); err != nil {
-		c.t.Fatal(err)
+const peerConfig = "[engine]\nhost_timeout = \"2s\"\n[bots.main]\nbehaviors = [\"p\"]\nceiling = [\"read\"]\n"
+
+const peerProgram = `
+hook.tool("fs/read", {post = function(c, o) return "seen " .. c.args.path end})
+guard.tool("fs/marked", function(c, invoke) mark(c, "checked") return invoke() end)
+hook.round("end", function(b) notify("branch " .. admit.read("vcs/branch"), "activating") end)
+hook.turn("start", function(b) print("turn " .. b.turn) end)
+define.reducer("counter", function(state, action)
+  if action.type == "add" then state.n = (state.n or 0) + action.by end
+  return state
+end, {init = {n = 0}})
+define.method("counter", "add", function(ctx, state, input)
+  propose({type = "add", by = input.by})
+  return state.n + input.by
+end, {kind = "command", input = {by = "number"}})
+`
+
+// newPeer starts a server with an engine on a memory store and a client
+// that has sent initialize with caps (nil: no initialize).
+func newPeer(t testing.TB, cfgTOML string, programs map[string]string, o Options, caps map[string]any) *peer {
+	t.Helper()
+	cfg, err := config.Parse("attune.toml", []byte(cfgTOML))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for c.out.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(c.out.Bytes(), &m); err != nil {
-			c.t.Fatal(err)
+	pack := fstest.MapFS{}
+	for name, src := range programs {
+		pack[name] = &fstest.MapFile{Data: []byte(src)}
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	o.Engine = engine.Options{Config: cfg, Store: store.NewMemory(), PacksFirst: []pin.Pack{{Name: "t", FS: pack}}}
+	srv := New(outW, o)
+	p := &peer{t: t, in: inW, done: make(chan error, 1), srv: srv, waiting: map[string]chan map[string]any{},
+		calls: map[string]int{}, rawc: make(chan map[string]any, 100), lines: make(chan []byte, 1000)}
+	p.handler = p.defaultHandler
+	go func() { p.done <- srv.Serve(context.Background(), inR); outW.Close() }()
+	go p.read(outR)
+	t.Cleanup(func() { inW.Close(); srv.Close() })
+	if caps != nil {
+		if r := p.call("initialize", map[string]any{"protocol_version": 1, "capabilities": caps}); r["error"] != nil {
+			t.Fatal(r)
 		}
-		if method, ok := m["method"].(string); ok { // the engine asks the host
-			var res any
-			switch method {
-			case "host/read":
-				c.reads++
-				res = "main"
-			case "host/core":
-				c.cores++
-				res = map[string]any{"echo": m["params"].(map[string]any)["args"]}
-			case "host/floor":
-				res = map[string]any{"refused": false}
+	}
+	return p
+}
+
+func (p *peer) defaultHandler(method string, params map[string]any) (any, *rpcError) {
+	switch method {
+	case "host/read":
+		return "main", nil
+	case "host/core":
+		return map[string]any{"echo": params["args"]}, nil
+	case "host/floor":
+		return map[string]any{"refused": false}, nil
+	}
+	return nil, &rpcError{Code: codeMethodNotFound, Message: "no " + method}
+}
+
+func (p *peer) read(out io.Reader) {
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		line := append([]byte(nil), sc.Bytes()...)
+		p.mu.Lock()
+		if p.tap {
+			p.lines <- line
+		}
+		p.mu.Unlock()
+		if len(line) > 0 && line[0] == '[' {
+			var batch []map[string]any
+			if err := json.Unmarshal(line, &batch); err != nil {
+				p.t.Errorf("the server sent %s: %v", line, err)
+				continue
 			}
-			ans, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": res})
-			c.in.Write(append(ans, '\n'))
+			p.rawc <- map[string]any{"batch": batch}
 			continue
 		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			p.t.Errorf("the server sent %s: %v", line, err)
+			continue
+		}
+		if m["jsonrpc"] != "2.0" {
+			p.t.Errorf("no jsonrpc 2.0: %s", line)
+		}
+		method, isCall := m["method"].(string)
+		id, hasID := m["id"]
+		switch {
+		case isCall && hasID: // the engine asks the host
+			prm, _ := m["params"].(map[string]any)
+			p.mu.Lock()
+			p.calls[method]++
+			h := p.handler
+			p.mu.Unlock()
+			go func() {
+				res, rerr := h(method, prm)
+				ans := map[string]any{"jsonrpc": "2.0", "id": id}
+				if rerr != nil {
+					ans["error"] = rerr
+				} else {
+					ans["result"] = res
+				}
+				p.send(ans)
+			}()
+		case isCall:
+			p.mu.Lock()
+			if method == "notes" {
+				p.notes = append(p.notes, m["params"].(map[string]any))
+			} else if method == "log" {
+				p.logs = append(p.logs, m["params"].(map[string]any))
+			}
+			p.mu.Unlock()
+		default:
+			key := fmt.Sprint(id)
+			p.mu.Lock()
+			ch := p.waiting[key]
+			delete(p.waiting, key)
+			p.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			} else {
+				p.rawc <- m
+			}
+		}
+	}
+}
+
+func (p *peer) send(v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.line(data)
+}
+
+func (p *peer) line(data []byte) {
+	if _, err := p.in.Write(append(data, '\n')); err != nil {
+		p.t.Errorf("write: %v", err)
+	}
+}
+
+var peerSeq sync.Mutex
+var peerNext int
+
+// start sends a request and returns a channel for its response.
+func (p *peer) start(method string, params any) (int, chan map[string]any) {
+	p.mu.Lock()
+	peerSeq.Lock()
+	peerNext++
+	id := peerNext
+	peerSeq.Unlock()
+	ch := make(chan map[string]any, 1)
+	p.waiting[fmt.Sprint(float64(id))] = ch
+	p.mu.Unlock()
+	p.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	return id, ch
+}
+
+// wait returns a response's result, or {"error": ...}.
+func (p *peer) wait(ch chan map[string]any) map[string]any {
+	p.t.Helper()
+	select {
+	case m := <-ch:
 		if m["error"] != nil {
 			return map[string]any{"error": m["error"]}
 		}
-		return m["result"].(map[string]any)
+		r, _ := m["result"].(map[string]any)
+		if r == nil {
+			r = map[string]any{"result": m["result"]}
+		}
+		return r
+	case <-time.After(20 * time.Second):
+		p.t.Fatal("no answer in 20s")
 	}
-	c.t.Fatal("server closed")
 	return nil
+}
+
+func (p *peer) call(method string, params any) map[string]any {
+	p.t.Helper()
+	_, ch := p.start(method, params)
+	return p.wait(ch)
+}
+
+// next returns the next message no request waited for.
+func (p *peer) next() map[string]any {
+	p.t.Helper()
+	select {
+	case m := <-p.rawc:
+		return m
+	case <-time.After(20 * time.Second):
+		p.t.Fatal("no message in 20s")
+	}
+	return nil
+}
+
+// errCode is "CODE DATA.CODE" of an error response ("" when none).
+func errCode(r map[string]any) string {
+	e, _ := r["error"].(map[string]any)
+	if e == nil {
+		return ""
+	}
+	d, _ := e["data"].(map[string]any)
+	c, _ := d["code"].(string)
+	return fmt.Sprintf("%v %s", e["code"], c)
 }
 
 // R9.2: attune serve is the engine as a JSON-RPC 2.0 service over stdio; the
 // engine calls back host/read, host/floor and host/core.
 func TestServe(t *testing.T) {
-	ctx := context.Background()
-	cfg, err := config.Parse("attune.toml", []byte("[bots.main]\nbehaviors = [\"p\"]\nceiling = [\"read\"]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	srv := New(outW)
-	pack := fstest.MapFS{"p.lua": {Data: []byte(`
-hook.tool("fs/read", {post = function(c, o) return "seen " .. c.args.path end})
-hook.round("end", function(b) notify("branch " .. admit.read("vcs/branch"), "activating") end)`)}}
-	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: store.NewMemory(), Read: srv.Read, Floor: srv.Floor,
-		PacksFirst: []pin.Pack{{Name: "t", FS: pack}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	srv.Attach(e)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, inR); outW.Close() }()
-	c := &client{t: t, in: inW, out: bufio.NewScanner(outR)}
-
-	if r := c.request("tools/register", map[string]any{"path": "fs/read", "effects": []string{"read"}}); r["error"] != nil {
+	p := newPeer(t, peerConfig, map[string]string{"p.lua": peerProgram}, Options{}, map[string]any{"floor": true})
+	if r := p.call("tools/register", map[string]any{"path": "fs/read", "effects": []string{"read"}}); r["error"] != nil {
 		t.Fatal(r)
 	}
-	if r := c.request("start", map[string]any{"instance": "a", "bot": "main"}); r["instance"] != "a" {
+	if r := p.call("start", map[string]any{"instance": "a", "bot": "main"}); r["instance"] != "a" || r["bot"] != "main" {
 		t.Fatal(r)
 	}
-	c.request("turn/begin", map[string]any{"instance": "a", "input": "hello"})
-	c.request("round/begin", map[string]any{"instance": "a"})
-	out := c.request("tool", map[string]any{"instance": "a", "path": "fs/read", "args": map[string]any{"path": "x"}})
-	if out["status"] != "ok" || c.cores != 1 || out["diagnostics"].([]any)[0] != "seen x" {
-		t.Fatalf("tool: %v (cores %d)", out, c.cores)
+	if r := p.call("turn/begin", map[string]any{"instance": "a", "input": "hello"}); r["status"] != "ok" || r["turn"] != 1.0 {
+		t.Fatal(r)
 	}
-	end := c.request("round/end", map[string]any{"instance": "a"})
+	p.call("round/begin", map[string]any{"instance": "a"})
+	out := p.call("tool", map[string]any{"instance": "a", "path": "fs/read", "args": map[string]any{"path": "x"}})
+	if out["status"] != "ok" || out["diagnostics"].([]any)[0] != "seen x" || out["result"].(map[string]any)["echo"].(map[string]any)["path"] != "x" {
+		t.Fatalf("tool: %v", out)
+	}
+	end := p.call("round/end", map[string]any{"instance": "a"})
 	notes := end["notes"].([]any)
-	if end["continue"] != true || len(notes) != 1 || !strings.Contains(notes[0].(map[string]any)["text"].(string), "branch main") || c.reads != 1 {
+	if end["continue"] != true || len(notes) != 1 || !strings.Contains(notes[0].(map[string]any)["text"].(string), "branch main") {
 		t.Fatalf("round end: %v", end)
 	}
-	if r := c.request("nope", map[string]any{"instance": "a"}); r["error"] == nil {
-		t.Fatal("an unknown method must be an error")
+	// the README's counter from another language: a number input
+	if m := p.call("method", map[string]any{"instance": "a", "owner": "counter", "method": "add", "input": map[string]any{"by": 5}}); m["status"] != "ok" || m["result"] != 5.0 || m["revision"] != 1.0 {
+		t.Fatalf("method: %v", m)
 	}
-	if r := c.request("tool", map[string]any{"instance": "ghost", "path": "fs/read"}); r["error"] == nil {
-		t.Fatal("a stopped instance must be an error")
+	if r := p.call("state", map[string]any{"instance": "a", "owner": "counter"}); r["revision"] != 1.0 || r["state"].(map[string]any)["n"] != 5.0 {
+		t.Fatalf("state: %v", r)
 	}
-	inW.Close()
-	if err := <-done; err != nil {
+	le := p.call("turn/end", map[string]any{"instance": "a", "addenda": []string{"bye"}})
+	if le["loop_end"] == nil {
+		t.Fatalf("turn end: %v", le)
+	}
+	rp := p.call("replay", map[string]any{"instance": "a"})
+	if rp["steps"].(float64) < 4 || len(rp["diverged"].([]any)) != 0 || len(rp["notes"].([]any)) != 1 {
+		t.Fatalf("replay: %v", rp)
+	}
+	p.mu.Lock()
+	calls := fmt.Sprint(p.calls)
+	p.mu.Unlock()
+	if calls != "map[host/core:1 host/floor:1 host/read:1]" {
+		t.Fatalf("callbacks: %s (the replay must not call the host)", calls)
+	}
+	if r := p.call("tool", map[string]any{"instance": "ghost", "path": "fs/read"}); errCode(r) != "-32000 not-running" {
+		t.Fatalf("a stopped instance: %v", r)
+	}
+	p.in.Close()
+	if err := <-p.done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// initialize: the engine's and the protocol's version, the capabilities;
+// nothing runs before it; a client without host/floor gets no floor round
+// trip (the configuration's floor decides).
+func TestServeInitialize(t *testing.T) {
+	p := newPeer(t, peerConfig+"[floor]\nrefuse_marks = [\"checked\"]\n", map[string]string{"p.lua": peerProgram}, Options{MaxMessage: 1 << 20}, nil)
+	if r := p.call("start", map[string]any{"instance": "a", "bot": "main"}); errCode(r) != "-32002 " {
+		t.Fatalf("before initialize: %v", r)
+	}
+	if r := p.call("initialize", map[string]any{"protocol_version": 2}); errCode(r) != "-32602 " {
+		t.Fatalf("protocol 2: %v", r)
+	}
+	r := p.call("initialize", map[string]any{"protocol_version": 1, "client": map[string]any{"name": "t"}, "capabilities": map[string]any{"log": true, "notes": true}, "host_timeout_ms": 1500})
+	caps, _ := r["capabilities"].(map[string]any)
+	if r["protocol_version"] != 1.0 || r["engine"].(map[string]any)["version"] != engine.Version || caps["floor"] != false ||
+		caps["host_timeout_ms"] != 1500.0 || caps["max_message"] != float64(1<<20) || fmt.Sprint(caps["notifications"]) != "[log notes]" {
+		t.Fatalf("initialize: %v", r)
+	}
+	if r := p.call("initialize", map[string]any{}); errCode(r) != "-32600 " {
+		t.Fatalf("twice: %v", r)
+	}
+	p.call("tools/register", map[string]any{"path": "fs/marked", "effects": []string{"read"}})
+	p.call("tools/register", map[string]any{"path": "fs/plain", "effects": []string{"read"}})
+	p.call("start", map[string]any{"instance": "a", "bot": "main"})
+	if out := p.call("tool", map[string]any{"instance": "a", "path": "fs/marked", "args": map[string]any{}}); out["refused_by"] != "floor" || out["code"] != "floor" {
+		t.Fatalf("the config's floor: %v", out)
+	}
+	if out := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 1}); out["status"] != "ok" {
+		t.Fatalf("plain: %v", out)
+	}
+	p.call("turn/begin", map[string]any{"instance": "a"})
+	p.call("round/begin", map[string]any{"instance": "a"})
+	p.call("round/end", map[string]any{"instance": "a"})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.calls["host/floor"] != 0 || p.calls["host/core"] != 1 {
+		t.Fatalf("callbacks without the floor capability: %v", p.calls)
+	}
+	// notes as they are emitted; Lua print as a log notification
+	if len(p.notes) != 1 || p.notes[0]["instance"] != "a" || !strings.Contains(fmt.Sprint(p.notes[0]["note"]), "branch main") {
+		t.Fatalf("notes: %v", p.notes)
+	}
+	found := false
+	for _, l := range p.logs {
+		f, _ := l["fields"].(map[string]any)
+		found = found || (l["message"] == "print" && f["text"] == "turn 1" && f["program"] == "p" && f["instance"] == "a")
+	}
+	if !found {
+		t.Fatalf("logs: %v", p.logs)
 	}
 }

@@ -2,37 +2,48 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"attune/config"
 	"attune/engine"
 	"attune/server"
 )
 
-// serveCmd runs the engine as a JSON-RPC 2.0 service over stdio (SPEC R9.2):
-// requests on stdin, answers (and the engine's own requests to the host:
-// host/read, host/floor, host/core) on stdout, one JSON object per line.
+// serveCmd runs the engine as a JSON-RPC 2.0 service over stdio (SPEC R9.2,
+// docs/protocol.md): requests on stdin, answers (and the engine's own
+// requests to the host: host/read, host/floor, host/core) on stdout, one
+// JSON value per line. The end of stdin or SIGTERM cancels the callbacks
+// waiting for the client, answers the requests in flight and exits 0.
 func serveCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	maxMessage := fs.Int("max-message", server.DefaultMaxMessage, "the longest message (line) in bytes; a longer one is answered with an error and skipped")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
 	path := "attune.toml"
-	if len(args) > 0 {
-		path = args[0]
+	if fs.NArg() > 0 {
+		path = fs.Arg(0)
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	ctx := context.Background()
-	srv := server.New(stdout)
-	e, err := engine.New(ctx, engine.Options{Config: cfg, Read: srv.Read, Floor: srv.Floor})
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	defer e.Close()
-	srv.Attach(e)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	srv := server.New(stdout, server.Options{
+		Engine:     engine.Options{Config: cfg},
+		MaxMessage: *maxMessage,
+		Log:        slog.New(slog.NewTextHandler(stderr, nil)),
+	})
+	defer srv.Close()
 	if err := srv.Serve(ctx, os.Stdin); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

@@ -1,0 +1,300 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func initialized(t *testing.T, o Options, caps map[string]any) *peer {
+	p := newPeer(t, peerConfig, map[string]string{"p.lua": peerProgram}, o, caps)
+	p.call("tools/register", map[string]any{"path": "fs/read", "effects": []string{"read"}})
+	p.call("tools/register", map[string]any{"path": "fs/plain", "effects": []string{"read"}})
+	return p
+}
+
+// JSON-RPC 2.0, case by case (the table in docs/protocol.md).
+func TestServeJSONRPC(t *testing.T) {
+	p := initialized(t, Options{MaxMessage: 4096}, map[string]any{})
+	p.call("start", map[string]any{"instance": "a", "bot": "main"})
+
+	t.Run("id types", func(t *testing.T) {
+		for _, id := range []string{`"s-1"`, `7`, `-3`, `1.5`, `null`} {
+			p.line([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tool","params":{"instance":"a","path":"fs/plain","args":1}}`))
+			m := p.next()
+			got, _ := json.Marshal(m["id"])
+			if string(got) != id && !(id == "7" && string(got) == "7") {
+				t.Errorf("id %s came back as %s", id, got)
+			}
+			if r, _ := m["result"].(map[string]any); r["status"] != "ok" {
+				t.Errorf("id %s: %v", id, m)
+			}
+		}
+		for _, id := range []string{`true`, `{"a":1}`, `[1]`} {
+			p.line([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tool","params":{"instance":"a","path":"fs/plain"}}`))
+			if m := p.next(); errCode(m) != "-32600 " || m["id"] != nil {
+				t.Errorf("id %s: %v", id, m)
+			}
+		}
+	})
+	t.Run("invalid request", func(t *testing.T) {
+		for line, want := range map[string]string{
+			`{"id":1,"method":"tool","params":{"instance":"a","path":"fs/plain"}}`:                 "-32600 ",
+			`{"jsonrpc":"1.0","id":2,"method":"tool","params":{"instance":"a","path":"fs/plain"}}`: "-32600 ",
+			`{"jsonrpc":"2.0","id":3,"method":5}`:                                                  "-32600 ",
+			`{"jsonrpc":"2.0","id":4}`:                                                             "-32600 ",
+			`{"jsonrpc":"2.0","id":5,"method":"tool","params":{"instance":"a","path":"x"},"x":1}`:  "-32600 ",
+			`"just a string"`: "-32600 ",
+			`{"jsonrpc":"2.0","id":6,"method":"tool","params":["a","fs/plain"]}`: "-32602 ",
+			`{"jsonrpc":"2.0","id":7,"method":"no/such"}`:                        "-32601 ",
+			`{"jsonrpc":"2.0","id":8,"method":"tool","params":{"instance":"a"`:   "-32700 ",
+		} {
+			p.line([]byte(line))
+			if m := p.next(); errCode(m) != want {
+				t.Errorf("%s: %v, want %s", line, m, want)
+			}
+		}
+	})
+	t.Run("invalid params", func(t *testing.T) {
+		for _, c := range []struct {
+			method string
+			params map[string]any
+			param  string
+		}{
+			{"rollback", map[string]any{"instance": "a"}, "to_turn"}, // no silent rollback to turn 0
+			{"tool", map[string]any{"instance": "a"}, "path"},
+			{"tool", map[string]any{"path": "fs/plain"}, "instance"},
+			{"tool", map[string]any{"instance": "a", "path": 5}, "path"},
+			{"tool", map[string]any{"instance": "a", "path": "fs/plain", "argz": 1}, "argz"},
+			{"round/end", map[string]any{"instance": "a", "host_continue": "yes"}, "host_continue"},
+			{"rollback", map[string]any{"instance": "a", "to_turn": 1.5}, "to_turn"},
+			{"turn/end", map[string]any{"instance": "a", "addenda": "x"}, "addenda"},
+		} {
+			r := p.call(c.method, c.params)
+			e, _ := r["error"].(map[string]any)
+			d, _ := e["data"].(map[string]any)
+			if errCode(r) != "-32602 " || d["param"] != c.param || !strings.Contains(e["message"].(string), c.param) {
+				t.Errorf("%s %v: %v", c.method, c.params, r)
+			}
+		}
+	})
+	t.Run("engine errors", func(t *testing.T) {
+		if r := p.call("round/begin", map[string]any{"instance": "a"}); errCode(r) != "-32000 no-open-turn" {
+			t.Errorf("%v", r)
+		}
+		if r := p.call("start", map[string]any{"instance": "b", "bot": "nobody"}); errCode(r) != "-32000 unknown-bot" {
+			t.Errorf("%v", r)
+		}
+		if r := p.call("rollback", map[string]any{"instance": "a", "to_turn": 9}); errCode(r) != "-32000 invalid" {
+			t.Errorf("%v", r)
+		}
+	})
+	t.Run("notification", func(t *testing.T) {
+		// no answer, but it runs: the next request of the instance sees its effect
+		p.send(map[string]any{"jsonrpc": "2.0", "method": "turn/begin", "params": map[string]any{"instance": "a"}})
+		p.send(map[string]any{"jsonrpc": "2.0", "method": "nope"})
+		if r := p.call("round/begin", map[string]any{"instance": "a"}); r["status"] != "ok" || r["turn"] != 1.0 {
+			t.Errorf("after a notification: %v", r)
+		}
+		p.call("turn/end", map[string]any{"instance": "a"})
+	})
+	t.Run("batch", func(t *testing.T) {
+		p.line([]byte(`[{"jsonrpc":"2.0","id":"b1","method":"tool","params":{"instance":"a","path":"fs/plain","args":1}},` +
+			`{"jsonrpc":"2.0","method":"tool","params":{"instance":"a","path":"fs/plain"}},` +
+			`{"jsonrpc":"2.0","id":"b2","method":"nope"},` +
+			`{"jsonrpc":"2.0","id":"b3","method":"start","params":{"instance":"c","bot":"main"}},` +
+			`1]`))
+		m := p.next()
+		batch, _ := m["batch"].([]map[string]any)
+		ids := map[string]map[string]any{}
+		for _, r := range batch {
+			ids[fmt.Sprint(r["id"])] = r
+		}
+		if len(batch) != 4 || ids["b1"]["result"].(map[string]any)["status"] != "ok" || errCode(ids["b2"]) != "-32601 " ||
+			ids["b3"]["result"].(map[string]any)["instance"] != "c" || errCode(ids["<nil>"]) != "-32600 " {
+			t.Errorf("batch: %v (%v)", batch, m)
+		}
+		p.line([]byte(`[]`))
+		if m := p.next(); errCode(m) != "-32600 " {
+			t.Errorf("empty batch: %v", m)
+		}
+		p.line([]byte(`[{"jsonrpc":"2.0","method":"tool","params":{"instance":"a","path":"fs/plain"}}]`))
+		if r := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 2}); r["status"] != "ok" {
+			t.Errorf("after a batch of notifications: %v", r)
+		}
+	})
+	t.Run("oversize line", func(t *testing.T) {
+		p.line([]byte(`{"jsonrpc":"2.0","id":"big","method":"tool","params":{"instance":"a","path":"fs/plain","args":"` + strings.Repeat("x", 5000) + `"}}`))
+		if m := p.next(); errCode(m) != "-32600 oversize" || m["id"] != nil {
+			t.Errorf("oversize: %v", m)
+		}
+		if r := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 3}); r["status"] != "ok" {
+			t.Errorf("after an oversize line the instance is lost: %v", r)
+		}
+	})
+}
+
+// Requests for one instance run in the order they arrive (pipelined
+// without waiting); different instances run concurrently.
+func TestServePipelinedOrder(t *testing.T) {
+	p := initialized(t, Options{}, map[string]any{})
+	var chans []chan map[string]any
+	_, ch := p.start("start", map[string]any{"instance": "a", "bot": "main"})
+	chans = append(chans, ch)
+	for k := 0; k < 20; k++ {
+		for _, m := range []string{"turn/begin", "round/begin", "round/end", "turn/end"} {
+			_, ch := p.start(m, map[string]any{"instance": "a"})
+			chans = append(chans, ch)
+		}
+	}
+	for k, ch := range chans {
+		if r := p.wait(ch); r["error"] != nil || (k > 0 && r["status"] != "ok") {
+			t.Fatalf("request %d: %v", k, r)
+		}
+	}
+	// instance b's core blocks until instance c has been served
+	release := make(chan struct{})
+	var cores atomic.Int32
+	p.mu.Lock()
+	p.handler = func(method string, params map[string]any) (any, *rpcError) {
+		if method == "host/core" && params["instance"] == "b" {
+			cores.Add(1)
+			<-release
+		}
+		return "ok", nil
+	}
+	p.mu.Unlock()
+	p.call("start", map[string]any{"instance": "b", "bot": "main"})
+	p.call("start", map[string]any{"instance": "c", "bot": "main"})
+	_, chB := p.start("tool", map[string]any{"instance": "b", "path": "fs/read", "args": map[string]any{"path": "x"}})
+	for cores.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if r := p.call("tool", map[string]any{"instance": "c", "path": "fs/plain", "args": 1}); r["status"] != "ok" {
+		t.Fatalf("c while b waits: %v", r)
+	}
+	close(release)
+	if r := p.wait(chB); r["status"] != "ok" {
+		t.Fatalf("b: %v", r)
+	}
+}
+
+// $/cancelRequest cancels a request in flight: its pending callback ends
+// and it is answered -32800; the instance carries on.
+func TestServeCancel(t *testing.T) {
+	p := initialized(t, Options{}, map[string]any{})
+	p.call("start", map[string]any{"instance": "a", "bot": "main"})
+	entered := make(chan struct{}, 1)
+	p.mu.Lock()
+	p.handler = func(method string, params map[string]any) (any, *rpcError) {
+		if method == "host/core" && params["path"] == "fs/read" {
+			entered <- struct{}{}
+			time.Sleep(time.Hour) // never answers
+		}
+		return "ok", nil
+	}
+	p.mu.Unlock()
+	id, ch := p.start("tool", map[string]any{"instance": "a", "path": "fs/read", "args": map[string]any{"path": "x"}})
+	<-entered
+	p.send(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": id}})
+	if r := p.wait(ch); errCode(r) != "-32800 cancelled" {
+		t.Fatalf("cancelled: %v", r)
+	}
+	if r := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 1}); r["status"] != "ok" {
+		t.Fatalf("after: %v", r)
+	}
+	// a cancel for no request in flight is ignored
+	p.send(map[string]any{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": map[string]any{"id": 99999}})
+}
+
+// A callback the client never answers times out (the engine's
+// host_timeout): its call fails host-timeout, the instance stays usable.
+// Duplicate and late answers are ignored and never block the reader.
+func TestServeCallbackTimeoutAndDuplicates(t *testing.T) {
+	p := initialized(t, Options{}, map[string]any{"floor": true, "log": true})
+	p.call("start", map[string]any{"instance": "a", "bot": "main"})
+	var ids []any
+	p.mu.Lock()
+	p.handler = nil
+	p.mu.Unlock()
+	// answer host/floor three times, and host/core never (the peer's reader
+	// runs the handler: replace it with one that answers by hand)
+	p.mu.Lock()
+	p.handler = func(method string, params map[string]any) (any, *rpcError) {
+		if method == "host/core" {
+			time.Sleep(3 * time.Second) // past host_timeout (2s)
+		}
+		return map[string]any{"refused": false}, nil
+	}
+	p.mu.Unlock()
+	t0 := time.Now()
+	out := p.call("tool", map[string]any{"instance": "a", "path": "fs/read", "args": map[string]any{"path": "x"}})
+	if out["status"] != "failed" || out["code"] != "host-timeout" || time.Since(t0) > 10*time.Second {
+		t.Fatalf("timeout: %v", out)
+	}
+	// duplicates: resend answers to every callback id seen so far, three times
+	p.mu.Lock()
+	p.handler = func(method string, params map[string]any) (any, *rpcError) {
+		return map[string]any{"refused": false}, nil
+	}
+	p.mu.Unlock()
+	for k := 1; k <= 5; k++ {
+		ids = append(ids, fmt.Sprintf("e%d", k))
+	}
+	for range 3 {
+		for _, id := range ids {
+			p.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"refused": true, "reason": "late"}})
+		}
+	}
+	out = p.call("tool", map[string]any{"instance": "a", "path": "fs/read", "args": map[string]any{"path": "y"}})
+	if out["status"] != "ok" {
+		t.Fatalf("after duplicates: %v", out)
+	}
+	time.Sleep(3 * time.Second) // the late core answer arrives
+	if r := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 1}); r["status"] != "ok" {
+		t.Fatalf("after a late answer: %v", r)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	warned := 0
+	for _, l := range p.logs {
+		if strings.Contains(fmt.Sprint(l["message"]), "ignored an answer") {
+			warned++
+		}
+	}
+	if warned < 10 {
+		t.Fatalf("%d ignored answers logged: %v", warned, p.logs)
+	}
+}
+
+// At the end of input, a callback waiting for the client is cancelled, the
+// request in flight is answered, and Serve returns nil.
+func TestServeEOFWithPendingCallback(t *testing.T) {
+	p := initialized(t, Options{}, map[string]any{})
+	p.call("start", map[string]any{"instance": "a", "bot": "main"})
+	entered := make(chan struct{}, 1)
+	p.mu.Lock()
+	p.handler = func(method string, params map[string]any) (any, *rpcError) {
+		entered <- struct{}{}
+		time.Sleep(time.Hour)
+		return nil, nil
+	}
+	p.mu.Unlock()
+	_, ch := p.start("tool", map[string]any{"instance": "a", "path": "fs/read", "args": map[string]any{"path": "x"}})
+	<-entered
+	p.in.Close()
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the end of input")
+	}
+	if r := p.wait(ch); r["status"] != "failed" || r["code"] != "cancelled" || !strings.Contains(fmt.Sprint(r["error"]), "input ended") {
+		t.Fatalf("the request in flight: %v", r)
+	}
+}
