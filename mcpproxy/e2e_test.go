@@ -386,8 +386,9 @@ func TestGuardRefusesAndOwnerPersists(t *testing.T) {
 	}
 }
 
-// A guard's rewrite of the arguments is what the upstream receives, and an
-// upstream tool error passes through as the upstream sent it.
+// A guard's rewrite of the arguments is what the upstream receives, a
+// note is appended to the result, and an upstream tool error passes
+// through as the upstream sent it.
 func TestRewriteReachesUpstream(t *testing.T) {
 	dir := tmpDir(t)
 	work := filepath.Join(dir, "work")
@@ -397,6 +398,9 @@ guard.tool("mcp/upstream/write_file", function(call, invoke)
   args.content = args.content .. "\n-- checked by attune"
   return invoke(args)
 end)
+hook.tool("mcp/upstream/write_file", {post = function(c, outcome)
+  notify("ambient: wrote " .. c.args.path)
+end})
 `)
 	writeFile(t, filepath.Join(dir, "attune.toml"), `
 [engine]
@@ -418,8 +422,10 @@ ceiling = ["write"]
 		{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": filepath.Join(dir, "elsewhere.txt")}},
 	}
 	s := runClient(t, p)
-	if r := result[toolResult](t, s[1]); r.IsError {
-		t.Fatalf("write: %q", texts(r))
+	// the note the post hook emitted is placed into the next round, which
+	// begins as the call ends: it is appended to the call's result
+	if r := result[toolResult](t, s[1]); r.IsError || len(r.Content) != 2 || r.Content[1].Text != "ambient: wrote "+target {
+		t.Fatalf("write: %q, want the upstream's text and the note", texts(r))
 	}
 	if b, _ := os.ReadFile(target); string(b) != "body\n-- checked by attune" {
 		t.Errorf("the file holds %q, want the guard's rewrite", b)
@@ -429,4 +435,11 @@ ceiling = ["write"]
 	if !r.IsError || len(r.Content) != 1 || !strings.Contains(r.Content[0].Text, "outside allowed directories") {
 		t.Errorf("upstream's own error: %s", s[2].Result)
 	}
+}
+
+func mkdirWrite(path, text string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
 }

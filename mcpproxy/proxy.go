@@ -58,6 +58,9 @@ type Options struct {
 	Stderr io.Writer
 	// Store overrides the configured store.
 	Store store.Store
+	// ID names the connection's instance; "" is "mcp-" and 16 random hex
+	// digits. An instance is started once: a stored id is refused.
+	ID string
 	// Grace is how long an upstream gets to exit after its input closes,
 	// and again after SIGTERM; 0 is two seconds.
 	Grace time.Duration
@@ -148,9 +151,13 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	defer p.e.Close()
-	var idb [8]byte
-	_, _ = rand.Read(idb[:])
-	p.inst, err = p.e.Start(ctx, engine.StartOptions{ID: "mcp-" + hex.EncodeToString(idb[:]), Bot: bot})
+	id := o.ID
+	if id == "" {
+		var idb [8]byte
+		_, _ = rand.Read(idb[:])
+		id = "mcp-" + hex.EncodeToString(idb[:])
+	}
+	p.inst, err = p.e.Start(ctx, engine.StartOptions{ID: id, Bot: bot})
 	if err != nil {
 		return err
 	}

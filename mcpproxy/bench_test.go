@@ -1,0 +1,88 @@
+package mcpproxy_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkToolCall measures what the proxy adds to one tools/call: the
+// official Go SDK's client calls server-filesystem's read_text_file on a
+// small file directly, then through `attune mcp` with one Lua guard on the
+// tool (the store in memory, then SQLite), in the same run. Compare the
+// ns/op of the proxy cases with direct's.
+//
+//	go test ./mcpproxy -run XXX -bench ToolCall -count 3 -benchtime 2s
+func BenchmarkToolCall(b *testing.B) {
+	dir, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	file := filepath.Join(work, "small.txt")
+	writeFileB(b, file, "a small file\n")
+	writeFileB(b, filepath.Join(dir, "pack", "guard.lua"), `
+guard.tool("mcp/fs/read_text_file", function(c, invoke)
+  if c.args.path:find("%.%.") then return refuse("no .. in paths") end
+  return invoke()
+end)
+`)
+	conf := func(store string) string {
+		p := filepath.Join(dir, store+".toml")
+		writeFileB(b, p, `
+[engine]
+store = "`+map[string]string{"memory": "memory:", "sqlite": filepath.Join(dir, "state.db")}[store]+`"
+packs = ["pack"]
+[harness.mcp.tools]
+"mcp/fs/*" = ["read"]
+[bots.main]
+behaviors = ["guard"]
+ceiling = ["read"]
+`)
+		return p
+	}
+	server := fsServer(b)
+	bin := attuneBin.get(b)
+	cases := []struct {
+		name string
+		cmd  []string
+	}{
+		{"direct", []string{"node", server, work}},
+		{"proxy-guard-memory", []string{bin, "mcp", "--config", conf("memory"), "--name", "fs", "--", "node", server, work}},
+		{"proxy-guard-sqlite", []string{bin, "mcp", "--config", conf("sqlite"), "--name", "fs", "--", "node", server, work}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			client := mcp.NewClient(&mcp.Implementation{Name: "attune-bench", Version: "1"}, nil)
+			session, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(c.cmd[0], c.cmd[1:]...)}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer session.Close()
+			params := &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": file}}
+			for range 20 { // warm up both processes
+				if _, err := session.CallTool(ctx, params); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				res, err := session.CallTool(ctx, params)
+				if err != nil || res.IsError {
+					b.Fatalf("%v %+v", err, res)
+				}
+			}
+		})
+	}
+}
+
+func writeFileB(b *testing.B, path, text string) {
+	b.Helper()
+	if err := mkdirWrite(path, text); err != nil {
+		b.Fatal(err)
+	}
+}
