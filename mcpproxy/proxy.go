@@ -463,7 +463,9 @@ func (p *proxy) initialize(ctx context.Context, params json.RawMessage) (json.Ra
 		if err != nil {
 			return nil, err
 		}
+		up.mu.Lock()
 		up.init = raw
+		up.mu.Unlock()
 		if err := decode(raw, &results[k]); err != nil || results[k] == nil {
 			return nil, &UpstreamError{Upstream: up.name, Method: "initialize", Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
 		}
@@ -477,7 +479,7 @@ func (p *proxy) initialize(ctx context.Context, params json.RawMessage) (json.Ra
 		res = results[0]
 		caps, _ := res["capabilities"].(map[string]any)
 		if _, ok := caps["tools"]; ok || len(defined) == 0 {
-			return p.ups[0].init, nil // the upstream's answer, as it sent it
+			return p.ups[0].initResult(), nil // the upstream's answer, as it sent it
 		}
 	} else {
 		res = mergeInit(p.ups, results)
@@ -556,7 +558,7 @@ func capable(up *upstream, name string) bool {
 	var r struct {
 		Capabilities map[string]json.RawMessage `json:"capabilities"`
 	}
-	if json.Unmarshal(up.init, &r) != nil {
+	if json.Unmarshal(up.initResult(), &r) != nil {
 		return false
 	}
 	_, ok := r.Capabilities[name]

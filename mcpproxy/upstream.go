@@ -56,9 +56,9 @@ type upstream struct {
 	mu      sync.Mutex
 	nextID  int64
 	pending map[int64]chan *jsonrpc.Response
-	gone    error         // set once the upstream's output ended
-	done    chan struct{} // closed when the read loop ends
-	init    json.RawMessage
+	gone    error           // set once the upstream's output ended
+	done    chan struct{}   // closed when the read loop ends
+	init    json.RawMessage // the answer to initialize
 }
 
 // start runs the upstream's command and its read loop.
@@ -257,6 +257,13 @@ func (u *upstream) notify(method string, params json.RawMessage) error {
 
 // respond answers a request the upstream sent.
 func (u *upstream) respond(r *jsonrpc.Response) { _ = u.conn.write(r) }
+
+// initResult is the upstream's answer to initialize; nil before it.
+func (u *upstream) initResult() json.RawMessage {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.init
+}
 
 // alive reports whether the upstream still runs.
 func (u *upstream) alive() bool {
