@@ -36,6 +36,15 @@
 //     turn-end {addenda, notes}; turn {tools, notes, addenda}.
 //   - turn-end takes an optional addenda list (the host's own addenda,
 //     R3.8); turn and turn-begin an optional context_fresh.
+//   - Host answers call by call (for recorded sessions, docs/testing.md):
+//     [host.tools."P"] answers = [{result = X}, {fail = "m"}, {}] and
+//     [host.read_answers] "KEY" = [{value = X}, ...] answer in order, then
+//     fall back to result/echo/fail and [host.reads];
+//     [owners."NAME@project"] entries = [...] seeds a shared owner's log
+//     before the first step.
+//   - [Record] writes the scenario of a stored session; [RunSuite] runs
+//     files with filters, -v traces, JUnit and JSON reports, progress and
+//     behavior coverage ([Coverage]).
 //   - fails_with (a top-level list of texts) marks a scenario that must
 //     fail: it passes when it fails with a report containing every text,
 //     and fails when it passes. It proves the matcher catches mismatches.
