@@ -37,6 +37,49 @@ type peer struct {
 	rawc    chan map[string]any // the same, as they come
 	lines   chan []byte         // every line, when tapped
 	tap     bool
+	methods map[string]string // request id -> method, to check results against the schema
+	schema  *jsonSchema
+}
+
+// validate checks one message the server sent against
+// docs/protocol.schema.json.
+func (p *peer) validate(line []byte) {
+	var v any
+	if err := json.Unmarshal(line, &v); err != nil {
+		p.t.Errorf("the server sent %s: %v", line, err)
+		return
+	}
+	if err := p.schema.check("#/$defs/serverMessage", v); err != nil {
+		p.t.Errorf("schema: %s: %v", line, err)
+		return
+	}
+	msgs := []any{v}
+	if l, ok := v.([]any); ok {
+		msgs = l
+	}
+	for _, x := range msgs {
+		m := x.(map[string]any)
+		method, isCall := m["method"].(string)
+		group := "notifications"
+		if _, hasID := m["id"]; hasID {
+			group = "callbacks"
+		}
+		switch {
+		case isCall:
+			if err := p.schema.check(ref(group, method), m["params"]); err != nil {
+				p.t.Errorf("schema: %s %s: %s: %v", group, method, line, err)
+			}
+		case m["result"] != nil:
+			p.mu.Lock()
+			method := p.methods[fmt.Sprint(m["id"])]
+			p.mu.Unlock()
+			if method != "" {
+				if err := p.schema.check(ref("results", method), m["result"]); err != nil {
+					p.t.Errorf("schema: result of %s: %s: %v", method, line, err)
+				}
+			}
+		}
+	}
 }
 
 const peerConfig = "[engine]\nhost_timeout = \"2s\"\n[bots.main]\nbehaviors = [\"p\"]\nceiling = [\"read\"]\n"
@@ -73,7 +116,8 @@ func newPeer(t testing.TB, cfgTOML string, programs map[string]string, o Options
 	o.Engine = engine.Options{Config: cfg, Store: store.NewMemory(), PacksFirst: []pin.Pack{{Name: "t", FS: pack}}}
 	srv := New(outW, o)
 	p := &peer{t: t, in: inW, done: make(chan error, 1), srv: srv, waiting: map[string]chan map[string]any{},
-		calls: map[string]int{}, rawc: make(chan map[string]any, 100), lines: make(chan []byte, 1000)}
+		calls: map[string]int{}, rawc: make(chan map[string]any, 100), lines: make(chan []byte, 1000),
+		methods: map[string]string{}, schema: protocolSchema(t)}
 	p.handler = p.defaultHandler
 	go func() { p.done <- srv.Serve(context.Background(), inR); outW.Close() }()
 	go p.read(outR)
@@ -103,6 +147,7 @@ func (p *peer) read(out io.Reader) {
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
 		line := append([]byte(nil), sc.Bytes()...)
+		p.validate(line)
 		p.mu.Lock()
 		if p.tap {
 			p.lines <- line
@@ -193,6 +238,7 @@ func (p *peer) start(method string, params any) (int, chan map[string]any) {
 	peerSeq.Unlock()
 	ch := make(chan map[string]any, 1)
 	p.waiting[fmt.Sprint(float64(id))] = ch
+	p.methods[fmt.Sprint(float64(id))] = method
 	p.mu.Unlock()
 	p.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	return id, ch
