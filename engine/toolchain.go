@@ -280,7 +280,7 @@ func (c *chain) run() Outcome {
 	}
 	if d, n := c.reentered(); d != nil { // R4.9
 		return Outcome{Status: StatusRefused, RefusedBy: ByReentry,
-			Reason: fmt.Sprintf("registration %s (%s) is already on the lineage %d time(s); its :reentrant-depth allows %d", d.id, d.pos, n, n-1)}
+			Reason: fmt.Sprintf("the registration at %s is already on the lineage %d time(s); its :reentrant-depth allows %d", d.pos, n, n-1)}
 	}
 	budget := c.i.bot.RetryBudget
 	var out Outcome

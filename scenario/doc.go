@@ -45,6 +45,10 @@
 //   - [Record] writes the scenario of a stored session; [RunSuite] runs
 //     files with filters, -v traces, JUnit and JSON reports, progress and
 //     behavior coverage ([Coverage]).
+//   - A replay step fails when the replay diverged from the journal (its
+//     error lists each divergence), unless it gives expect.diverged: a list
+//     of texts, each contained in the divergence at the same position, same
+//     count. A replay that reproduced the session has no divergences.
 //   - fails_with (a top-level list of texts) marks a scenario that must
 //     fail: it passes when it fails with a report containing every text,
 //     and fails when it passes. It proves the matcher catches mismatches.
