@@ -125,7 +125,7 @@ func Default(dir string) *Config {
 			HostTimeout:    DefaultHostTimeout,
 		},
 		Floor:    Floor{RefuseMarks: []string{}},
-		MCP:      MCP{CallTimeout: DefaultMCPCallTimeout, MaxMessage: DefaultMCPMaxMessage},
+		MCP:      MCP{CallTimeout: DefaultMCPCallTimeout, StartTimeout: DefaultMCPStartTimeout, MaxMessage: DefaultMCPMaxMessage},
 		Bots:     map[string]*Bot{},
 		BotOrder: []string{},
 		lines:    map[string]int{},

@@ -8,16 +8,20 @@ import (
 
 // Defaults of [harness.mcp].
 const (
-	DefaultMCPCallTimeout = 30 * time.Second
-	DefaultMCPMaxMessage  = 16 << 20 // bytes of one JSON-RPC message
+	DefaultMCPCallTimeout  = 30 * time.Second
+	DefaultMCPStartTimeout = 60 * time.Second
+	DefaultMCPMaxMessage   = 16 << 20 // bytes of one JSON-RPC message
 )
 
 // MCP is the [harness.mcp] table of `attune mcp`, the policy proxy in front
 // of MCP servers.
 type MCP struct {
 	// CallTimeout bounds every request the proxy forwards to an upstream
-	// server, a tools/call included.
+	// server, a tools/call included, except initialize.
 	CallTimeout time.Duration
+	// StartTimeout bounds an upstream's answer to initialize: a server
+	// started by npx or a container may take a while to come up.
+	StartTimeout time.Duration
 	// MaxMessage bounds one JSON-RPC message from the client or an
 	// upstream, in bytes (a huge tool result is refused with an error).
 	MaxMessage int
@@ -86,7 +90,7 @@ func patternProblem(p string) string {
 	return ""
 }
 
-var mcpKeys = []string{"call_timeout", "max_message", "tools"}
+var mcpKeys = []string{"call_timeout", "start_timeout", "max_message", "tools"}
 
 func (d *decoder) mcp(cfg *Config, mp path, v any) {
 	t, ok := d.table(mp, v)
@@ -99,19 +103,12 @@ func (d *decoder) mcp(cfg *Config, mp path, v any) {
 		d.line(p)
 		switch k {
 		case "call_timeout":
-			s, ok := v.(string)
-			if !ok {
-				d.errorf(p, `want a duration like "30s", got %s`, describe(v))
-				break
-			}
-			dur, err := time.ParseDuration(s)
-			switch {
-			case err != nil:
-				d.errorf(p, `want a duration like "30s", got %s`, quote(s))
-			case dur <= 0:
-				d.errorf(p, `want a duration > 0, got %s`, quote(s))
-			default:
+			if dur, ok := d.duration(p, v); ok {
 				m.CallTimeout = dur
+			}
+		case "start_timeout":
+			if dur, ok := d.duration(p, v); ok {
+				m.StartTimeout = dur
 			}
 		case "max_message":
 			n, ok := v.(int64)
@@ -141,6 +138,25 @@ func (d *decoder) mcp(cfg *Config, mp path, v any) {
 			d.unknown(p, mcpKeys)
 		}
 	}
+}
+
+// duration reads a positive duration like "30s".
+func (d *decoder) duration(p path, v any) (time.Duration, bool) {
+	s, ok := v.(string)
+	if !ok {
+		d.errorf(p, `want a duration like "30s", got %s`, describe(v))
+		return 0, false
+	}
+	dur, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		d.errorf(p, `want a duration like "30s", got %s`, quote(s))
+	case dur <= 0:
+		d.errorf(p, `want a duration > 0, got %s`, quote(s))
+	default:
+		return dur, true
+	}
+	return 0, false
 }
 
 // keysInOrder returns the keys of the table at p in the order the file

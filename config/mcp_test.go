@@ -14,12 +14,13 @@ func TestHarnessMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := cfg.MCP; m.CallTimeout != DefaultMCPCallTimeout || m.MaxMessage != DefaultMCPMaxMessage || len(m.Tools) != 0 {
+	if m := cfg.MCP; m.CallTimeout != DefaultMCPCallTimeout || m.StartTimeout != DefaultMCPStartTimeout || m.MaxMessage != DefaultMCPMaxMessage || len(m.Tools) != 0 {
 		t.Errorf("defaults: %+v", m)
 	}
 	cfg, err = Parse("attune.toml", []byte(`
 [harness.mcp]
 call_timeout = "250ms"
+start_timeout = "2m"
 max_message = 1024
 [harness.mcp.tools]
 "mcp/fs/write_file" = ["write"]
@@ -30,7 +31,7 @@ max_message = 1024
 		t.Fatal(err)
 	}
 	m := cfg.MCP
-	if m.CallTimeout != 250*time.Millisecond || m.MaxMessage != 1024 {
+	if m.CallTimeout != 250*time.Millisecond || m.StartTimeout != 2*time.Minute || m.MaxMessage != 1024 {
 		t.Errorf("values: %+v", m)
 	}
 	for path, want := range map[string][]string{
@@ -46,6 +47,7 @@ max_message = 1024
 	for _, c := range []struct{ src, want string }{
 		{"[harness.mcp]\ncall_timeout = 30\n", `attune.toml:2: harness.mcp.call_timeout: want a duration like "30s", got integer 30`},
 		{"[harness.mcp]\ncall_timeout = '-1s'\n", `attune.toml:2: harness.mcp.call_timeout: want a duration > 0, got "-1s"`},
+		{"[harness.mcp]\nstart_timeout = true\n", `attune.toml:2: harness.mcp.start_timeout: want a duration like "30s", got boolean true`},
 		{"[harness.mcp]\nmax_message = 0\n", `attune.toml:2: harness.mcp.max_message: want a number of bytes between 1 and 1073741824, got 0`},
 		{"[harness.mcp]\ncall_timout = '1s'\n", `attune.toml:2: harness.mcp.call_timout: unknown key; did you mean "call_timeout"?`},
 		{"[harness.mcp.tools]\n'mcp/*/x' = ['read']\n", `attune.toml:2: harness.mcp.tools."mcp/*/x": pattern "mcp/*/x": a * may only end a pattern, as /* or /**`},

@@ -36,15 +36,16 @@ func newConn(r io.Reader, w io.Writer, max int) *conn {
 type BadMessageError struct {
 	ID      jsonrpc.ID
 	Size    int  // bytes read of the line
+	Limit   int  // the limit, max_message
 	TooLong bool // longer than the limit
 	Err     error
 }
 
 func (e *BadMessageError) Error() string {
 	if e.TooLong {
-		return fmt.Sprintf("a message longer than %d bytes (max_message in [harness.mcp])", e.Size)
+		return fmt.Sprintf("a message of %d bytes, over the limit of %d (max_message in [harness.mcp])", e.Size, e.Limit)
 	}
-	return fmt.Sprintf("not a JSON-RPC 2.0 message: %v", e.Err)
+	return fmt.Sprintf("a line that is not a JSON-RPC 2.0 message: %v", e.Err)
 }
 
 func (e *BadMessageError) Unwrap() error { return e.Err }
@@ -94,7 +95,7 @@ func (c *conn) line() ([]byte, error) {
 			if err != nil && !errors.Is(err, io.EOF) {
 				return nil, err
 			}
-			return nil, &BadMessageError{ID: findID(head, tail), Size: n, TooLong: true, Err: ErrTooLong}
+			return nil, &BadMessageError{ID: findID(head, tail), Size: n, Limit: c.max, TooLong: true, Err: ErrTooLong}
 		}
 		buf = append(buf, chunk...)
 		switch {

@@ -149,6 +149,29 @@ func TestUpstreamCrashMidCall(t *testing.T) {
 	}
 }
 
+// A tools/call the upstream does not answer within call_timeout is a tool
+// error; the upstream is told to cancel it and the next call works.
+func TestToolCallTimeout(t *testing.T) {
+	dir := tmpDir(t)
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\ncall_timeout = \"700ms\"\n")
+	p := proxyPlan(t, filepath.Join(dir, "attune.toml"), nil, "node", everythingServer(t))
+	p.Steps = []map[string]any{
+		{"op": "call", "name": "trigger-long-running-operation", "arguments": map[string]any{"duration": 20, "steps": 20}},
+		{"op": "call", "name": "echo", "arguments": map[string]any{"message": "next"}},
+	}
+	s := runClient(t, p)
+	r := result[toolResult](t, s[1])
+	if !r.IsError || !strings.Contains(texts(r)[0], "the call failed: upstream upstream, tools/call: the upstream did not answer in time (call_timeout 700ms in [harness.mcp])") {
+		t.Errorf("slow call: %s", s[1].Result)
+	}
+	if s[1].Ms > 5000 {
+		t.Errorf("the timeout took %d ms", s[1].Ms)
+	}
+	if r := result[toolResult](t, s[2]); r.IsError || texts(r)[0] != "Echo: next" {
+		t.Errorf("the call after: %s", s[2].Result)
+	}
+}
+
 // rawProxy is attune mcp driven line by line over pipes.
 type rawProxy struct {
 	t     *testing.T
@@ -288,12 +311,17 @@ func TestClientDisconnectEndsUpstream(t *testing.T) {
 // connection goes on.
 func TestMalformedFromClient(t *testing.T) {
 	dir := tmpDir(t)
-	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\nmax_message = 4096\n")
 	r := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "node", everythingServer(t))
 	r.send(`{this is not json`)
 	m := r.recv(10 * time.Second)
-	if code, msg := errorOf(m); code != -32700 || m["id"] != nil || !strings.Contains(msg, "not a JSON-RPC 2.0 message") {
+	if code, msg := errorOf(m); code != -32700 || m["id"] != nil || !strings.Contains(msg, "a line that is not a JSON-RPC 2.0 message") {
 		t.Errorf("answer to a line that is not JSON: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5000) + `"}}`)
+	m = r.recv(10 * time.Second)
+	if code, msg := errorOf(m); code != -32600 || m["id"] != float64(9) || !strings.Contains(msg, "over the limit of 4096 (max_message in [harness.mcp])") {
+		t.Errorf("answer to a message over max_message: %v", m)
 	}
 	r.send(`{"jsonrpc":"1.0","id":7,"method":"ping"}`)
 	m = r.recv(10 * time.Second)
@@ -310,16 +338,17 @@ func TestMalformedFromClient(t *testing.T) {
 	}
 }
 
-// An upstream that never answers times out after call_timeout; one that
+// An upstream that never answers times out (initialize after
+// start_timeout); one that
 // sends a line that is not JSON-RPC fails the pending request at once.
 func TestUpstreamSilentOrMalformed(t *testing.T) {
 	dir := tmpDir(t)
-	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\ncall_timeout = \"500ms\"\n")
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\nstart_timeout = \"500ms\"\n")
 	silent := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "sh", "-c", "cat >/dev/null")
 	start := time.Now()
 	silent.send(initLine)
 	m := silent.recv(10 * time.Second)
-	if code, msg := errorOf(m); code != -32001 || !strings.Contains(msg, "the upstream did not answer in time (call_timeout 500ms in [harness.mcp])") {
+	if code, msg := errorOf(m); code != -32001 || !strings.Contains(msg, "the upstream did not answer in time (start_timeout 500ms in [harness.mcp])") {
 		t.Errorf("silent upstream: %v", m)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -328,7 +357,7 @@ func TestUpstreamSilentOrMalformed(t *testing.T) {
 	bad := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "sh", "-c", `read line; echo '{"jsonrpc": oops'; cat >/dev/null`)
 	bad.send(initLine)
 	m = bad.recv(10 * time.Second)
-	if _, msg := errorOf(m); !strings.Contains(msg, "upstream upstream sent not a JSON-RPC 2.0 message") {
+	if _, msg := errorOf(m); !strings.Contains(msg, "upstream upstream sent a line that is not a JSON-RPC 2.0 message") {
 		t.Errorf("malformed upstream: %v", m)
 	}
 	bad.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)

@@ -398,6 +398,9 @@ guard.tool("mcp/upstream/write_file", function(call, invoke)
   args.content = args.content .. "\n-- checked by attune"
   return invoke(args)
 end)
+define.tool("notes/write_file", function(ctx, args) return "noted " .. args.text end,
+  {effect = {"write"}, input = {text = "string"}})
+define.tool("notes/count", function(ctx, args) return {n = 1} end)
 hook.tool("mcp/upstream/write_file", {post = function(c, outcome)
   notify("ambient: wrote " .. c.args.path)
 end})
@@ -420,8 +423,23 @@ ceiling = ["write"]
 	p.Steps = []map[string]any{
 		{"op": "call", "name": "write_file", "arguments": map[string]any{"path": target, "content": "body"}},
 		{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": filepath.Join(dir, "elsewhere.txt")}},
+		{"op": "list"},
+		{"op": "call", "name": "notes__write_file", "arguments": map[string]any{"text": "t"}},
 	}
 	s := runClient(t, p)
+	// defined tools keep their last segment unless it collides
+	tools := toolsOf(t, s[3])
+	for _, want := range []string{"write_file", "read_text_file", "notes__write_file", "count"} {
+		if _, ok := tools[want]; !ok {
+			t.Errorf("tool %s is not listed: %v", want, keys(tools))
+		}
+	}
+	if !strings.Contains(string(tools["notes__write_file"]), `"required":["text"]`) {
+		t.Errorf("defined tool: %s", tools["notes__write_file"])
+	}
+	if r := result[toolResult](t, s[4]); r.IsError || texts(r)[0] != "noted t" {
+		t.Errorf("defined tool call: %s", s[4].Result)
+	}
 	// the note the post hook emitted is placed into the next round, which
 	// begins as the call ends: it is appended to the call's result
 	if r := result[toolResult](t, s[1]); r.IsError || len(r.Content) != 2 || r.Content[1].Text != "ambient: wrote "+target {

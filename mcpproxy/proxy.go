@@ -175,7 +175,7 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	for _, u := range o.Upstreams {
-		up, err := startUpstream(u, p.cfg.CallTimeout, p.cfg.MaxMessage, o.Stderr, p.logf)
+		up, err := startUpstream(u, p.cfg.CallTimeout, p.cfg.StartTimeout, p.cfg.MaxMessage, o.Stderr, p.logf)
 		if err != nil {
 			p.closeUpstreams()
 			return err

@@ -22,7 +22,8 @@ type Upstream struct {
 
 // Errors a host may act on (errors.Is).
 var (
-	// ErrTimeout: the upstream did not answer within call_timeout.
+	// ErrTimeout: the upstream did not answer within call_timeout (or
+	// start_timeout, for initialize).
 	ErrTimeout = errors.New("the upstream did not answer in time")
 	// ErrUpstreamGone: the upstream exited or closed its output.
 	ErrUpstreamGone = errors.New("the upstream is gone")
@@ -47,7 +48,8 @@ type upstream struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	conn    *conn
-	timeout time.Duration
+	timeout time.Duration // call_timeout
+	start   time.Duration // start_timeout, for initialize
 	log     func(format string, args ...any)
 	// onRequest and onNotify receive what the upstream sends on its own.
 	onRequest func(u *upstream, req *jsonrpc.Request)
@@ -62,7 +64,7 @@ type upstream struct {
 }
 
 // start runs the upstream's command and its read loop.
-func startUpstream(u Upstream, timeout time.Duration, maxMessage int, stderr io.Writer, log func(string, ...any)) (*upstream, error) {
+func startUpstream(u Upstream, timeout, start time.Duration, maxMessage int, stderr io.Writer, log func(string, ...any)) (*upstream, error) {
 	if len(u.Command) == 0 {
 		return nil, fmt.Errorf("upstream %s: no command", u.Name)
 	}
@@ -80,7 +82,7 @@ func startUpstream(u Upstream, timeout time.Duration, maxMessage int, stderr io.
 		return nil, fmt.Errorf("upstream %s: cannot start %q: %w", u.Name, u.Command[0], err)
 	}
 	up := &upstream{
-		name: u.Name, cmd: cmd, stdin: stdin, timeout: timeout, log: log,
+		name: u.Name, cmd: cmd, stdin: stdin, timeout: timeout, start: start, log: log,
 		conn:    newConn(stdout, stdin, maxMessage),
 		pending: map[int64]chan *jsonrpc.Response{},
 		done:    make(chan struct{}),
@@ -119,9 +121,6 @@ func (u *upstream) run() {
 // be found, every pending request: the answer they wait for may be lost.
 func (u *upstream) badMessage(bad *BadMessageError) {
 	what := "sent " + bad.Error()
-	if bad.TooLong {
-		what = fmt.Sprintf("sent a message of %d bytes, over the limit of %d (max_message in [harness.mcp])", bad.Size, u.conn.max)
-	}
 	u.log("upstream %s %s", u.name, what)
 	err := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream " + u.name + " " + what}
 	if n, ok := bad.ID.Raw().(int64); ok {
@@ -209,7 +208,11 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 		u.forget(id)
 		return fail(fmt.Errorf("%w: %s cannot be written to: %v", ErrUpstreamGone, u.name, err))
 	}
-	timer := time.NewTimer(u.timeout)
+	wait, key := u.timeout, "call_timeout"
+	if method == "initialize" {
+		wait, key = u.start, "start_timeout"
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case r := <-ch:
@@ -225,7 +228,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 		return r.Result, nil
 	case <-timer.C:
 		u.cancel(id, "timed out")
-		return fail(fmt.Errorf("%w (call_timeout %s in [harness.mcp])", ErrTimeout, u.timeout))
+		return fail(fmt.Errorf("%w (%s %s in [harness.mcp])", ErrTimeout, key, wait))
 	case <-ctx.Done():
 		u.cancel(id, "cancelled by the client")
 		return fail(ctx.Err())
