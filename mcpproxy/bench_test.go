@@ -2,9 +2,13 @@ package mcpproxy_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -13,7 +17,10 @@ import (
 // official Go SDK's client calls server-filesystem's read_text_file on a
 // small file directly, then through `attune mcp` with one Lua guard on the
 // tool (the store in memory, then SQLite), in the same run. Compare the
-// ns/op of the proxy cases with direct's.
+// ns/op of the proxy cases with direct's. cpu-ns/op is the CPU time the
+// spawned process itself used per call (the server for direct, attune
+// alone for the proxy cases, from /proc), which a loaded machine's
+// scheduling delays do not inflate.
 //
 //	go test ./mcpproxy -run XXX -bench ToolCall -count 3 -benchtime 2s
 func BenchmarkToolCall(b *testing.B) {
@@ -58,26 +65,53 @@ ceiling = ["read"]
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
 			client := mcp.NewClient(&mcp.Implementation{Name: "attune-bench", Version: "1"}, nil)
-			session, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(c.cmd[0], c.cmd[1:]...)}, nil)
+			cmd := exec.Command(c.cmd[0], c.cmd[1:]...)
+			session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer session.Close()
+			pid := cmd.Process.Pid
 			params := &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": file}}
 			for range 20 { // warm up both processes
 				if _, err := session.CallTool(ctx, params); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ResetTimer()
+			cpu0 := cpuTime(pid)
+			n := 0
 			for b.Loop() {
 				res, err := session.CallTool(ctx, params)
 				if err != nil || res.IsError {
 					b.Fatalf("%v %+v", err, res)
 				}
+				n++
+			}
+			if cpu1 := cpuTime(pid); cpu0 >= 0 && cpu1 >= 0 && n > 0 {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(n), "cpu-ns/op")
 			}
 		})
 	}
+}
+
+// cpuTime is the user and system CPU time a process used so far, in ns,
+// from /proc/PID/stat (clock ticks of 10 ms); -1 when unknown.
+func cpuTime(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return (utime + stime) * int64(10*time.Millisecond)
 }
 
 func writeFileB(b *testing.B, path, text string) {

@@ -388,3 +388,44 @@ func TestHugeResult(t *testing.T) {
 		t.Errorf("the call after: %s", s[2].Result)
 	}
 }
+
+// notifications/cancelled from the client ends its call: no answer comes
+// for it, and the connection goes on.
+func TestClientCancelsCall(t *testing.T) {
+	dir := tmpDir(t)
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
+	r := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "node", everythingServer(t))
+	r.send(initLine)
+	if m := r.recv(30 * time.Second); m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":10,"steps":10}}}`)
+	time.Sleep(500 * time.Millisecond)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"the user changed their mind"}}`)
+	r.send(`{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	// the operation would end after 10 s: watch until then for an answer
+	pinged := false
+	watch := time.After(11 * time.Second)
+	for {
+		select {
+		case l, ok := <-r.lines:
+			if !ok {
+				t.Fatal("attune mcp closed its output")
+			}
+			var m map[string]any
+			_ = json.Unmarshal([]byte(l), &m)
+			if m["id"] == "slow" {
+				t.Fatalf("the cancelled call was answered: %v", m)
+			}
+			if m["id"] == float64(6) {
+				pinged = true
+			}
+		case <-watch:
+			if !pinged {
+				t.Fatal("no answer to the ping after the cancellation")
+			}
+			return
+		}
+	}
+}
