@@ -275,9 +275,6 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		case !errors.Is(err, store.ErrNotFound):
 			return failed("owner: " + err.Error())
 		}
-		if s := i.sess.Load(); s != nil && s.rp != nil {
-			return failed(fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name))
-		}
 	}
 	_, ref := i.e.owners.get(o.log, o.rd.foldKey) // taken before the fold: a rollback after it voids the commit's snapshot
 	state, rev, err := i.e.fold(ctx, mc.parent, i, o, c.CallID)
@@ -336,6 +333,12 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	resJSON, err := json.Marshal(result)
 	if err != nil {
 		return MethodOutcome{Status: StatusFailed, Revision: rev, Error: "handler: the result cannot be stored: " + err.Error()}
+	}
+	if s := i.sess.Load(); s != nil && s.rp != nil {
+		// A replay re-runs a call the session recorded no result for (it
+		// failed or was refused there), so it fails or refuses the same
+		// way; one that succeeds now records and appends nothing (R3.10).
+		return failed(fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name))
 	}
 	call := &store.CallRecord{ID: c.CallID, Input: inJSON, Result: resJSON}
 	if m.kind == "query" || len(run.proposals) == 0 {
