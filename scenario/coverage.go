@@ -31,21 +31,21 @@ type progKey struct{ file, sha string }
 
 // ProgramCoverage is one program's registrations and how often each ran.
 type ProgramCoverage struct {
-	Program string // the program's name
-	File    string // its file in its pack
-	SHA256  string
+	Program string `json:"program"` // the program's name
+	File    string `json:"file"`    // its file in its pack
+	SHA256  string `json:"sha256"`
 	// Inline names the scenario file whose [programs] holds it ("" for a
 	// program from a pack).
-	Inline        string
-	Registrations []RegistrationCoverage // in file order
+	Inline        string                 `json:"inline,omitempty"`
+	Registrations []RegistrationCoverage `json:"registrations"` // in file order
 	index         map[string]int
 }
 
 // RegistrationCoverage is one registration and how often it ran.
 type RegistrationCoverage struct {
-	Form string // guard/tool, hook/round, define/method ...
-	Pos  string // file:line
-	Runs int
+	Form string `json:"form"` // guard/tool, hook/round, define/method ...
+	Pos  string `json:"pos"`  // file:line
+	Runs int    `json:"runs"`
 }
 
 // Ran reports how many of the program's registrations ran at least once.

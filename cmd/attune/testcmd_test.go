@@ -205,3 +205,26 @@ func TestTestCover(t *testing.T) {
 		t.Errorf("--cover-min 60: exit %d\n%s", code, out)
 	}
 }
+
+func TestTestCoverJSON(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.toml", strings.Replace(coverScenario, "NAME", "cover", 1))
+	code, out, _ := run("test", "--cover", "--json", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var cov scenario.CoverageRecord
+	for _, ln := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.Contains(ln, `"type":"coverage"`) {
+			if err := json.Unmarshal([]byte(ln), &cov); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if cov.Ran != 2 || cov.Total != 3 || len(cov.Programs) != 1 || cov.Programs[0].Registrations[2].Runs != 0 || cov.Programs[0].Registrations[2].Pos != "watch.lua:3" {
+		t.Errorf("coverage record %+v\n%s", cov, out)
+	}
+	if !strings.Contains(out, `"registrations":[{"form":"guard/tool","pos":"watch.lua:1","runs":1}`) {
+		t.Errorf("snake_case fields:\n%s", out)
+	}
+}
