@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +30,7 @@ func TestPassThroughEverything(t *testing.T) {
 		{"op": "call", "name": "trigger-sampling-request", "arguments": map[string]any{"prompt": "hi"}},
 		{"op": "call", "name": "get-roots-list"},
 		{"op": "call", "name": "echo", "arguments": map[string]any{"message": "hello"}},
+		{"op": "call", "name": "trigger-long-running-operation", "arguments": map[string]any{"duration": 1, "steps": 3}, "progress": true},
 		{"op": "notifications"},
 	}
 	direct := runClient(t, plan{Command: "node", Args: []string{everythingServer(t)}, Sampling: "the client's sample", Roots: []string{dir}, Steps: steps})
@@ -42,6 +44,12 @@ func TestPassThroughEverything(t *testing.T) {
 		if via[i].Error != "" || !jsonEqual(via[i].Result, direct[i].Result) {
 			t.Errorf("%s through the proxy: %s %s\nwant %s", steps[i-1]["op"], clipS(via[i].Result), via[i].Error, clipS(direct[i].Result))
 		}
+	}
+	// the SDK's client drops a progress notification it handles after the
+	// call's answer (the last one, at times, even directly): the order on
+	// the wire is checked by TestProgressBeforeAnswer
+	if len(via[11].Progress) == 0 {
+		t.Errorf("no progress notification reached the client through the proxy")
 	}
 	if !strings.Contains(string(via[8].Result), "the client's sample") {
 		t.Errorf("sampling did not reach the client: %s", via[8].Result)
@@ -386,6 +394,38 @@ func TestHugeResult(t *testing.T) {
 	}
 	if r := result[toolResult](t, s[2]); r.IsError || texts(r)[0] != "small" {
 		t.Errorf("the call after: %s", s[2].Result)
+	}
+}
+
+// A call's progress notifications reach the client, with the client's own
+// token, in order and before the call's answer.
+func TestProgressBeforeAnswer(t *testing.T) {
+	dir := tmpDir(t)
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
+	r := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "node", everythingServer(t))
+	r.send(initLine)
+	if m := r.recv(30 * time.Second); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("first message: %v, want the answer to initialize", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3},"_meta":{"progressToken":"tok"}}}`)
+	var seen []float64
+	for {
+		m := r.recv(10 * time.Second)
+		if m["method"] == "notifications/progress" {
+			p, _ := m["params"].(map[string]any)
+			if p["progressToken"] != "tok" {
+				t.Errorf("progress with token %v, want the client's", p["progressToken"])
+			}
+			n, _ := p["progress"].(float64)
+			seen = append(seen, n)
+		}
+		if m["id"] == float64(3) {
+			break
+		}
+	}
+	if !reflect.DeepEqual(seen, []float64{1, 2, 3}) {
+		t.Errorf("progress before the answer: %v, want [1 2 3]", seen)
 	}
 }
 

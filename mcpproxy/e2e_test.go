@@ -111,6 +111,7 @@ type step struct {
 	Ms           int             `json:"ms"`
 	PID          int             `json:"pid"`
 	Capabilities map[string]any  `json:"capabilities"`
+	Progress     []any           `json:"progress"`
 }
 
 // plan is what the client script runs.

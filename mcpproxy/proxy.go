@@ -319,6 +319,9 @@ func (p *proxy) clientRequest(ctx context.Context, req *jsonrpc.Request) {
 			cancel()
 		}()
 		result, err := p.dispatch(rctx, req)
+		if errors.Is(err, errRelayed) {
+			return // the upstream's answer went to the client as it came
+		}
 		if rctx.Err() != nil && ctx.Err() == nil {
 			return // cancelled by the client: no answer (MCP)
 		}
@@ -353,7 +356,7 @@ func wireError(err error) error {
 func (p *proxy) dispatch(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
 	switch req.Method {
 	case "initialize":
-		return p.initialize(ctx, req.Params)
+		return p.initialize(ctx, req.ID, req.Params)
 	case "ping":
 		return json.RawMessage(`{}`), nil
 	case "tools/list":
@@ -361,7 +364,20 @@ func (p *proxy) dispatch(ctx context.Context, req *jsonrpc.Request) (json.RawMes
 	case "tools/call":
 		return p.callTool(ctx, req.Params)
 	}
+	if len(p.ups) == 1 {
+		return p.ups[0].callRelay(ctx, req.Method, req.Params, p.relayTo(req.ID))
+	}
 	return p.forward(ctx, req.Method, req.Params)
+}
+
+// relayTo sends an upstream's answer on to the client under the client's
+// id, from the upstream's read loop: what the upstream sends after it
+// (a notification) reaches the client after it too.
+func (p *proxy) relayTo(id jsonrpc.ID) func(*jsonrpc.Response) bool {
+	return func(r *jsonrpc.Response) bool {
+		_ = p.client.write(&jsonrpc.Response{ID: id, Result: r.Result, Error: r.Error})
+		return true
+	}
 }
 
 func (p *proxy) clientNotify(n *jsonrpc.Request) {
@@ -456,31 +472,42 @@ func decode(data []byte, v any) error {
 
 // initialize forwards the client's initialize to every upstream and
 // answers with the upstream's result (one upstream) or their merge.
-func (p *proxy) initialize(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	results := make([]map[string]any, len(p.ups))
-	for k, up := range p.ups {
-		raw, err := up.call(ctx, "initialize", params)
-		if err != nil {
-			return nil, err
-		}
-		up.mu.Lock()
-		up.init = raw
-		up.mu.Unlock()
-		if err := decode(raw, &results[k]); err != nil || results[k] == nil {
-			return nil, &UpstreamError{Upstream: up.name, Method: "initialize", Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
-		}
-	}
+func (p *proxy) initialize(ctx context.Context, id jsonrpc.ID, params json.RawMessage) (json.RawMessage, error) {
 	defined, err := p.definedTools()
 	if err != nil {
 		return nil, err
 	}
+	results := make([]map[string]any, len(p.ups))
+	for k, up := range p.ups {
+		var relay func(*jsonrpc.Response) bool
+		if len(p.ups) == 1 {
+			// the upstream's answer, as it sent it, unless tools must be added
+			relay = func(r *jsonrpc.Response) bool {
+				var res struct {
+					Capabilities map[string]json.RawMessage `json:"capabilities"`
+				}
+				if r.Error == nil && (json.Unmarshal(r.Result, &res) != nil || res.Capabilities == nil) {
+					return false
+				}
+				if _, ok := res.Capabilities["tools"]; r.Error == nil && !ok && len(defined) > 0 {
+					return false
+				}
+				up.setInit(r.Result)
+				return p.relayTo(id)(r)
+			}
+		}
+		raw, err := up.callRelay(ctx, "initialize", params, relay)
+		if err != nil {
+			return nil, err
+		}
+		up.setInit(raw)
+		if err := decode(raw, &results[k]); err != nil || results[k] == nil {
+			return nil, &UpstreamError{Upstream: up.name, Method: "initialize", Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
+		}
+	}
 	var res map[string]any
 	if len(p.ups) == 1 {
 		res = results[0]
-		caps, _ := res["capabilities"].(map[string]any)
-		if _, ok := caps["tools"]; ok || len(defined) == 0 {
-			return p.ups[0].initResult(), nil // the upstream's answer, as it sent it
-		}
 	} else {
 		res = mergeInit(p.ups, results)
 	}
@@ -565,13 +592,10 @@ func capable(up *upstream, name string) bool {
 	return ok
 }
 
-// forward relays any other request: to the one upstream as it is; with
-// several, lists are merged and a request naming a resource, prompt or
+// forward relays any other request to one of several upstreams: lists are
+// merged and a request naming a resource, prompt or
 // template goes to the upstream that listed it.
 func (p *proxy) forward(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if len(p.ups) == 1 {
-		return p.ups[0].call(ctx, method, params)
-	}
 	var ps struct {
 		URI  string `json:"uri"`
 		Name string `json:"name"`

@@ -42,6 +42,18 @@ func (e *UpstreamError) Error() string {
 
 func (e *UpstreamError) Unwrap() error { return e.Err }
 
+// pending is a request sent and not yet answered. relay, when set, gets
+// the answer first, in the read loop, so that what the upstream sends after
+// it reaches the client after it too; it reports whether it sent it on.
+type pending struct {
+	ch      chan *jsonrpc.Response
+	relay   func(*jsonrpc.Response) bool
+	relayed bool
+}
+
+// errRelayed: the answer went to the client as the upstream sent it.
+var errRelayed = errors.New("relayed")
+
 // upstream is one running upstream server.
 type upstream struct {
 	name    string
@@ -57,7 +69,7 @@ type upstream struct {
 
 	mu      sync.Mutex
 	nextID  int64
-	pending map[int64]chan *jsonrpc.Response
+	pending map[int64]*pending
 	gone    error           // set once the upstream's output ended
 	done    chan struct{}   // closed when the read loop ends
 	init    json.RawMessage // the answer to initialize
@@ -84,7 +96,7 @@ func startUpstream(u Upstream, timeout, start time.Duration, maxMessage int, std
 	up := &upstream{
 		name: u.Name, cmd: cmd, stdin: stdin, timeout: timeout, start: start, log: log,
 		conn:    newConn(stdout, stdin, maxMessage),
-		pending: map[int64]chan *jsonrpc.Response{},
+		pending: map[int64]*pending{},
 		done:    make(chan struct{}),
 	}
 	return up, nil
@@ -106,7 +118,7 @@ func (u *upstream) run() {
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Response:
-			u.deliver(m)
+			u.deliver(m, false)
 		case *jsonrpc.Request:
 			if m.IsCall() {
 				u.onRequest(u, m)
@@ -128,7 +140,7 @@ func (u *upstream) badMessage(bad *BadMessageError) {
 		_, pending := u.pending[n]
 		u.mu.Unlock()
 		if pending {
-			u.deliver(&jsonrpc.Response{ID: bad.ID, Error: err})
+			u.deliver(&jsonrpc.Response{ID: bad.ID, Error: err}, true)
 			return
 		}
 	}
@@ -139,24 +151,29 @@ func (u *upstream) badMessage(bad *BadMessageError) {
 	}
 	u.mu.Unlock()
 	for _, id := range ids {
-		u.deliver(&jsonrpc.Response{ID: intID(id), Error: err})
+		u.deliver(&jsonrpc.Response{ID: intID(id), Error: err}, true)
 	}
 }
 
-func (u *upstream) deliver(r *jsonrpc.Response) {
+// deliver hands an answer to its request; made: the proxy made it up (for
+// a bad line), the upstream did not send it.
+func (u *upstream) deliver(r *jsonrpc.Response, made bool) {
 	n, ok := r.ID.Raw().(int64)
 	if !ok {
 		u.log("upstream %s answered request %v, which the proxy never sent", u.name, r.ID.Raw())
 		return
 	}
 	u.mu.Lock()
-	ch := u.pending[n]
+	pd := u.pending[n]
 	delete(u.pending, n)
 	u.mu.Unlock()
-	if ch == nil {
+	if pd == nil {
 		return // answered after a timeout or a cancellation
 	}
-	ch <- r
+	if pd.relay != nil && !made {
+		pd.relayed = pd.relay(r)
+	}
+	pd.ch <- r
 }
 
 // exit marks the upstream gone and fails every pending request.
@@ -180,20 +197,26 @@ func (u *upstream) exit(readErr error) {
 	u.mu.Lock()
 	u.gone = fmt.Errorf("%w: %s %s", ErrUpstreamGone, u.name, why)
 	pend := u.pending
-	u.pending = map[int64]chan *jsonrpc.Response{}
+	u.pending = map[int64]*pending{}
 	u.mu.Unlock()
-	for _, ch := range pend {
-		ch <- nil
+	for _, pd := range pend {
+		pd.ch <- nil
 	}
 }
 
 // call sends one request and waits for its answer, at most the call
 // timeout; a context done or a timeout sends notifications/cancelled.
 func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return u.callRelay(ctx, method, params, nil)
+}
+
+// callRelay is call with a relay: when relay takes the answer, the result
+// is errRelayed.
+func (u *upstream) callRelay(ctx context.Context, method string, params json.RawMessage, relay func(*jsonrpc.Response) bool) (json.RawMessage, error) {
 	fail := func(err error) (json.RawMessage, error) {
 		return nil, &UpstreamError{Upstream: u.name, Method: method, Err: err}
 	}
-	ch := make(chan *jsonrpc.Response, 1)
+	pd := &pending{ch: make(chan *jsonrpc.Response, 1), relay: relay}
 	u.mu.Lock()
 	if u.gone != nil {
 		err := u.gone
@@ -202,10 +225,10 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	}
 	u.nextID++
 	id := u.nextID
-	u.pending[id] = ch
+	u.pending[id] = pd
 	u.mu.Unlock()
 	if err := u.conn.write(&jsonrpc.Request{ID: intID(id), Method: method, Params: params}); err != nil {
-		u.forget(id)
+		_ = u.forget(id)
 		return fail(fmt.Errorf("%w: %s cannot be written to: %v", ErrUpstreamGone, u.name, err))
 	}
 	wait, key := u.timeout, "call_timeout"
@@ -214,35 +237,47 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	var r *jsonrpc.Response
 	select {
-	case r := <-ch:
-		if r == nil {
-			u.mu.Lock()
-			err := u.gone
-			u.mu.Unlock()
-			return fail(err)
-		}
-		if r.Error != nil {
-			return nil, &UpstreamError{Upstream: u.name, Method: method, Err: r.Error}
-		}
-		return r.Result, nil
+	case r = <-pd.ch:
 	case <-timer.C:
-		u.cancel(id, "timed out")
-		return fail(fmt.Errorf("%w (%s %s in [harness.mcp])", ErrTimeout, key, wait))
+		if u.forget(id) {
+			u.cancel(id, "timed out")
+			return fail(fmt.Errorf("%w (%s %s in [harness.mcp])", ErrTimeout, key, wait))
+		}
+		r = <-pd.ch // the answer is on its way
 	case <-ctx.Done():
-		u.cancel(id, "cancelled by the client")
-		return fail(ctx.Err())
+		if u.forget(id) {
+			u.cancel(id, "cancelled by the client")
+			return fail(ctx.Err())
+		}
+		r = <-pd.ch
 	}
+	if r == nil {
+		u.mu.Lock()
+		err := u.gone
+		u.mu.Unlock()
+		return fail(err)
+	}
+	if pd.relayed {
+		return nil, errRelayed
+	}
+	if r.Error != nil {
+		return nil, &UpstreamError{Upstream: u.name, Method: method, Err: r.Error}
+	}
+	return r.Result, nil
 }
 
-func (u *upstream) forget(id int64) {
+// forget drops a pending request; false when its answer was taken already.
+func (u *upstream) forget(id int64) bool {
 	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.pending[id]
 	delete(u.pending, id)
-	u.mu.Unlock()
+	return ok
 }
 
 func (u *upstream) cancel(id int64, reason string) {
-	u.forget(id)
 	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
 	_ = u.notify("notifications/cancelled", p)
 }
@@ -260,6 +295,12 @@ func (u *upstream) notify(method string, params json.RawMessage) error {
 
 // respond answers a request the upstream sent.
 func (u *upstream) respond(r *jsonrpc.Response) { _ = u.conn.write(r) }
+
+func (u *upstream) setInit(raw json.RawMessage) {
+	u.mu.Lock()
+	u.init = raw
+	u.mu.Unlock()
+}
 
 // initResult is the upstream's answer to initialize; nil before it.
 func (u *upstream) initResult() json.RawMessage {

@@ -8,7 +8,8 @@
 //             "env": {...}, "steps": [{"op": "list"}, {"op": "call", "name": "...",
 //             "arguments": {...}}, ...]}
 // Ops: list, call (optional killUpstreamAfterMs: SIGKILL the server's child
-// processes while the call runs), resources, templates, prompts, prompt, read,
+// processes while the call runs; progress: true asks for progress
+// notifications, printed as "progress"), resources, templates, prompts, prompt, read,
 // ping, wait (ms), notifications (the methods of every notification received
 // so far), close. A step that throws prints {"error": message}.
 // plan.sampling: the client declares sampling and answers every
@@ -69,6 +70,7 @@ emit({ op: "connected", pid: transport.pid, server: client.getServerVersion(), c
 
 for (const step of plan.steps) {
   const started = Date.now();
+  const progress = [];
   try {
     let result;
     switch (step.op) {
@@ -83,7 +85,9 @@ for (const step of plan.steps) {
           }, step.killUpstreamAfterMs);
         }
         try {
-          result = await client.callTool({ name: step.name, arguments: step.arguments ?? {} }, undefined, { timeout: step.timeoutMs ?? 60000 });
+          const options = { timeout: step.timeoutMs ?? 60000 };
+          if (step.progress) options.onprogress = (p) => progress.push(p);
+          result = await client.callTool({ name: step.name, arguments: step.arguments ?? {} }, undefined, options);
         } finally {
           clearTimeout(timer);
         }
@@ -121,7 +125,7 @@ for (const step of plan.steps) {
       default:
         throw new Error("unknown op " + step.op);
     }
-    emit({ op: step.op, result, ms: Date.now() - started });
+    emit({ op: step.op, result, ms: Date.now() - started, progress });
   } catch (e) {
     emit({ op: step.op, error: String(e && e.message ? e.message : e), ms: Date.now() - started });
   }
