@@ -119,17 +119,20 @@ func (i *Instance) floorVerdict(ctx context.Context, c FloorCall) (reason string
 type replayer struct {
 	mu sync.Mutex
 	// windowed: the journal records each step's deliveries before the
-	// step's own entry, so a step is answered only from its own window.
-	// Journals written before that are answered from per-key queues.
+	// step's own entry, so a step is answered from its own window first,
+	// then from what earlier windows left unasked (a harness that runs
+	// calls in parallel begins them all before it ends the first). Journals
+	// written before that are answered from per-key queues.
 	windowed bool
 	queues   map[string][]session.Entry
+	left     map[string][]session.Entry
 	notes    []session.Note
 	// missing lists the answers a step asked for that the journal lacks.
 	missing []string
 }
 
 func newReplayer(entries []session.Entry) *replayer {
-	rp := &replayer{queues: map[string][]session.Entry{}}
+	rp := &replayer{queues: map[string][]session.Entry{}, left: map[string][]session.Entry{}}
 	for _, en := range entries {
 		if en.Type == session.TurnBegin {
 			rp.windowed = en.CallID != ""
@@ -149,6 +152,11 @@ func (rp *replayer) window(entries []session.Entry) {
 		return
 	}
 	rp.mu.Lock()
+	for k, q := range rp.queues {
+		if len(q) > 0 {
+			rp.left[k] = append(rp.left[k], q...)
+		}
+	}
 	clear(rp.queues)
 	rp.mu.Unlock()
 	rp.fill(entries)
@@ -168,13 +176,16 @@ func (rp *replayer) next(kind, key string) (session.Entry, bool) {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	k := kind + "\x00" + key
-	q := rp.queues[k]
-	if len(q) == 0 {
-		rp.missing = append(rp.missing, fmt.Sprintf("%s %q", kind, key))
-		return session.Entry{}, false
+	if q := rp.queues[k]; len(q) > 0 {
+		rp.queues[k] = q[1:]
+		return q[0], true
 	}
-	rp.queues[k] = q[1:]
-	return q[0], true
+	if q := rp.left[k]; len(q) > 0 {
+		rp.left[k] = q[1:]
+		return q[0], true
+	}
+	rp.missing = append(rp.missing, fmt.Sprintf("%s %q", kind, key))
+	return session.Entry{}, false
 }
 
 // takeMissing returns and clears the answers asked for and not found.

@@ -151,3 +151,51 @@ func TestFloorIsDelivered(t *testing.T) {
 		t.Fatalf("the floor ran %d more times in the hydration, want 0", n-1)
 	}
 }
+
+// R3.10: calls a harness runs in parallel (begun together, ended in turn)
+// replay from the journal without asking the floor and without a
+// divergence: an answer recorded in an earlier step's window is still
+// there for the step that needs it.
+func TestReplayInterleavedExternalCalls(t *testing.T) {
+	ctx := context.Background()
+	var floors atomic.Int32
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"g\"]\nceiling = [\"read\"]\n",
+		map[string]string{"g.lua": `guard.tool("fs/read", function(c, invoke) return invoke() end)
+hook.tool("fs/read", {post = function(c, o) return "read " .. c.args.path end})`},
+		func(o *Options) {
+			o.Floor = func(_ context.Context, c FloorCall) (string, bool) {
+				floors.Add(1)
+				return "", false
+			}
+		})
+	e.RegisterTool(echoTool("fs/read", "read"))
+	i := start(t, e, "main", "main")
+	if _, err := i.BeginTurn(ctx, TurnInput{}); err != nil {
+		t.Fatal(err)
+	}
+	a := i.ToolBegin(ctx, ToolCall{Path: "fs/read", Args: map[string]any{"path": "a"}}, "ka")
+	b := i.ToolBegin(ctx, ToolCall{Path: "fs/read", Args: map[string]any{"path": "b"}}, "kb")
+	if a.Status != StatusPending || b.Status != StatusPending {
+		t.Fatalf("begin: %+v %+v", a, b)
+	}
+	for _, k := range []struct{ key, path string }{{"ka", "a"}, {"kb", "b"}} {
+		out, err := i.ToolEnd(ctx, ToolCall{Path: "fs/read"}, k.key, "contents of "+k.path, "")
+		if err != nil || out.Status != StatusOK {
+			t.Fatalf("end %s: %+v %v", k.key, out, err)
+		}
+	}
+	if _, err := i.EndTurn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := floors.Load()
+	res, err := i.Replay(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Diverged) != 0 {
+		t.Fatalf("diverged: %v", res.Diverged)
+	}
+	if floors.Load() != n {
+		t.Fatalf("the replay asked the floor %d times", floors.Load()-n)
+	}
+}
