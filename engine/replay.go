@@ -163,6 +163,10 @@ func (i *Instance) Hydrate(ctx context.Context) error {
 	if err != nil {
 		return wrapErr(CodeProgram, err, "hydrate "+i.id)
 	}
+	if err := i.sess.Load().flush(ctx); err != nil { // entries written behind reach the store first
+		set.release()
+		return err
+	}
 	sess, err := i.e.openSession(ctx, i)
 	if err != nil {
 		set.release()

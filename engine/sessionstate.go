@@ -96,6 +96,18 @@ func (s *sessionState) record(en session.Entry) {
 	s.j.Add(en)
 }
 
+// recordBehind journals entries written behind the caller: durable at the
+// latest when the next boundary returns (see session.Journal.AddBehind).
+func (s *sessionState) recordBehind(es ...session.Entry) {
+	if s.rp != nil {
+		return
+	}
+	for k := range es {
+		es[k].Gen = s.gen
+	}
+	s.j.AddBehind(es...)
+}
+
 func (s *sessionState) flush(ctx context.Context) error {
 	if s.rp != nil {
 		return nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"attune/luabind"
+	"attune/session"
 )
 
 // Outcome statuses and refusers (SPEC R4.11).
@@ -140,12 +142,18 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 					t.last.Store(te)
 				}
 			}
-			if te != nil && te.quick && i.sess.Load().quiet() {
-				res, err := callCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
-				if err != nil {
-					return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: c.CallID}
+			if te != nil && te.quick {
+				ss := i.sess.Load()
+				if ss.quiet() {
+					res, err := callCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
+					if err != nil {
+						return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: c.CallID}
+					}
+					return Outcome{Status: StatusOK, Result: res, CallID: c.CallID}
 				}
-				return Outcome{Status: StatusOK, Result: res, CallID: c.CallID}
+				if ss.rp == nil {
+					return i.quickInTurn(ctx, ss, te, c)
+				}
 			}
 		}
 	}
@@ -198,13 +206,38 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	}
 	out := i.runChain(ctx, set, te, c, nil)
 	if ss := i.sess.Load(); ss.journaling.Load() {
-		ss.record(journalTool(c.Path, c.Args, out))
-		if err := ss.flush(ctx); err != nil && out.Status == StatusOK {
-			out = Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Err: wrapErr(CodeStore, err, "")}
-		}
+		ss.recordBehind(journalTool(c.Path, CopyPlain(c.Args), out))
 	}
 	return out
 }
+
+// quickInTurn is the fast path inside a turn (R4.2, R3.10): only the core
+// runs, and the journal gets what the chain would have recorded (the
+// default floor's verdict, the core's outcome, the call and its outcome),
+// written behind the call.
+func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEntry, c ToolCall) Outcome {
+	callID := c.CallID
+	if callID == "" {
+		callID = i.newCallID()
+	}
+	res, err := i.e.runCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: callID, Path: te.path, Args: c.Args})
+	core := session.Entry{Type: session.Core, Path: te.path, Value: CopyPlain(res)}
+	out := Outcome{Status: StatusOK, Result: res, CallID: callID}
+	if err != nil {
+		core.Value, core.Error = nil, err.Error()
+		out = Outcome{Status: StatusFailed, Error: core.Error, CallID: callID, Err: coreErr(err)}
+	}
+	ss.recordBehind(
+		session.Entry{Type: session.Floor, Path: te.path, Value: floorPassed},
+		core,
+		session.Entry{Type: session.Tool, Path: te.path, Value: CopyPlain(c.Args), CallID: callID,
+			Status: out.Status, Result: core.Value, Error: out.Error})
+	return out
+}
+
+// floorPassed is the journaled verdict of a floor that let a call through,
+// as floorVerdict records it.
+var floorPassed = json.RawMessage(`{"reason":"","refused":false}`)
 
 // chain is one call's walk through guards, floor, hooks and core.
 type chain struct {

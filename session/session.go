@@ -89,14 +89,27 @@ type Entry struct {
 }
 
 // Journal is one session's append-only record in the store. Entries are
-// buffered and written at Flush (the engine flushes at every boundary).
+// buffered; Flush writes them durably, in one append (the engine flushes at
+// every boundary). Entries added with AddBehind are written behind the
+// caller: a write starts in the background at once and takes every entry
+// buffered by then, so calls inside a turn do not wait for the store; the
+// next Flush waits for it. Writes keep the order of Add, so what the store
+// holds is always a prefix of the journal.
 type Journal struct {
 	st  store.Store
 	log string
 
-	mu  sync.Mutex
-	buf []Entry
+	mu       sync.Mutex
+	buf      []Entry
+	spare    []Entry // the buffer of the last write, reused
+	draining bool    // a background write is running or about to
+
+	wmu sync.Mutex // held while entries are written: writes never interleave
 }
+
+// maxBehind is how many entries AddBehind buffers before the caller writes
+// them itself: the bound on memory when calls come faster than writes.
+const maxBehind = 4096
 
 // LogName is the store log of one instance's journal of a session. Two
 // instances the host puts in one session share its owners, not their
@@ -108,30 +121,94 @@ func OpenJournal(st store.Store, session, instance string) *Journal {
 	return &Journal{st: st, log: LogName(session, instance)}
 }
 
-// Add buffers an entry.
+// Add buffers an entry; the next Flush writes it.
 func (j *Journal) Add(e Entry) {
 	j.mu.Lock()
 	j.buf = append(j.buf, e)
 	j.mu.Unlock()
 }
 
-// Pending is how many entries wait for the next Flush.
+// Pending is how many entries wait to be written.
 func (j *Journal) Pending() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return len(j.buf)
 }
 
-// Flush writes the buffered entries durably, in one append.
-func (j *Journal) Flush(ctx context.Context) error {
+// AddBehind buffers entries and has them written in the background
+// (write-behind): they are durable at the latest when the next Flush
+// returns. When maxBehind entries are waiting, the caller writes them.
+// The entries' values are encoded when written: the caller must not change
+// them afterwards.
+func (j *Journal) AddBehind(es ...Entry) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	if len(j.buf) == 0 {
+	j.buf = append(j.buf, es...)
+	switch {
+	case len(j.buf) >= maxBehind:
+		j.mu.Unlock()
+		_ = j.Flush(context.Background()) // an error stays buffered: the next Flush reports it
+	case !j.draining:
+		j.draining = true
+		j.mu.Unlock()
+		go j.drain()
+	default:
+		j.mu.Unlock()
+	}
+}
+
+// drain writes buffered entries until none is left. A failed write puts its
+// entries back and stops; the next Flush retries them and reports the error.
+func (j *Journal) drain() {
+	for {
+		j.wmu.Lock()
+		err := j.writeLocked(context.Background())
+		j.mu.Lock()
+		if err != nil || len(j.buf) == 0 {
+			j.draining = false
+			j.mu.Unlock()
+			j.wmu.Unlock()
+			return
+		}
+		j.mu.Unlock()
+		j.wmu.Unlock()
+	}
+}
+
+// Flush writes the buffered entries durably, in one append, after any
+// write already running.
+func (j *Journal) Flush(ctx context.Context) error {
+	j.wmu.Lock()
+	defer j.wmu.Unlock()
+	return j.writeLocked(ctx)
+}
+
+// writeLocked writes what is buffered; the caller holds wmu. On failure the
+// entries go back in front of the buffer.
+func (j *Journal) writeLocked(ctx context.Context) error {
+	j.mu.Lock()
+	take := j.buf
+	if len(take) == 0 {
+		j.mu.Unlock()
 		return nil
 	}
-	data := make([][]byte, len(j.buf))
-	for k, e := range j.buf {
-		b, err := json.Marshal(e)
+	j.buf, j.spare = j.spare, nil
+	j.mu.Unlock()
+	err := j.write(ctx, take)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err != nil {
+		j.buf = append(take, j.buf...)
+		return err
+	}
+	clear(take)
+	j.spare = take[:0]
+	return nil
+}
+
+func (j *Journal) write(ctx context.Context, es []Entry) error {
+	data := make([][]byte, len(es))
+	for k := range es {
+		b, err := encodeEntry(&es[k])
 		if err != nil {
 			return fmt.Errorf("journal %s: %w", j.log, err)
 		}
@@ -140,7 +217,6 @@ func (j *Journal) Flush(ctx context.Context) error {
 	if _, err := j.st.Append(ctx, j.log, store.Any, data, nil); err != nil {
 		return fmt.Errorf("journal %s: %w", j.log, err)
 	}
-	j.buf = j.buf[:0]
 	return nil
 }
 

@@ -38,6 +38,8 @@ type SQLite struct {
 	wLength, wGetCall, wInsertEntry, wInsertCall *sql.Stmt
 	// Prepared on r.
 	rRead, rLength, rGetCall, rGetBlob, rGetRecord *sql.Stmt
+
+	group committer // appends waiting together, committed together
 }
 
 var _ Store = (*SQLite)(nil)
@@ -397,52 +399,49 @@ func (s *SQLite) ListRecords(ctx context.Context, kind, prefix string) ([]string
 	return keys, s.err("list records in", rows.Err())
 }
 
-// Append implements Store.
+// Append implements Store. Appends waiting at the same moment share one
+// transaction and one commit (group commit, see appendGroup).
 func (s *SQLite) Append(ctx context.Context, log string, expected int64, entries [][]byte, call *CallRecord) (int64, error) {
 	if err := checkAppend(expected, call); err != nil {
 		return 0, err
 	}
-	// BEGIN IMMEDIATE: the write lock is taken before the length is read.
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return 0, s.err("append to", err)
 	}
-	defer tx.Rollback()
-	var n int64
-	if err := tx.StmtContext(ctx, s.wLength).QueryRowContext(ctx, log).Scan(&n); err != nil {
+	return s.group.append(ctx, s, &appendReq{log: log, expected: expected, entries: entries, call: call})
+}
+
+// appendTx runs one append inside the open transaction tx; ok is false
+// when it was refused (stale, call id known) and wrote nothing.
+func (s *SQLite) appendTx(ctx context.Context, tx *sql.Tx, q *appendReq) (n int64, err error) {
+	if err := tx.StmtContext(ctx, s.wLength).QueryRowContext(ctx, q.log).Scan(&n); err != nil {
 		return 0, s.err("append to", err)
 	}
-	if call != nil { // R5.6: the call id first
+	if call := q.call; call != nil { // R5.6: the call id first
 		var stored CallRecord
-		err := tx.StmtContext(ctx, s.wGetCall).QueryRowContext(ctx, log, call.ID).Scan(&stored.Input, &stored.Result, &stored.Revision)
+		err := tx.StmtContext(ctx, s.wGetCall).QueryRowContext(ctx, q.log, call.ID).Scan(&stored.Input, &stored.Result, &stored.Revision)
 		switch {
 		case err == nil:
 			stored.ID, stored.Input, stored.Result = call.ID, nonNil(stored.Input), nonNil(stored.Result)
-			return n, checkCall(log, stored, call)
+			return n, &refusal{checkCall(q.log, stored, call)}
 		case !errors.Is(err, sql.ErrNoRows):
 			return 0, s.err("append to", err)
 		}
 	}
-	if expected != Any && expected != n { // R5.5
-		return n, staleError(log, n, expected)
-	}
-	if len(entries) == 0 && call == nil {
-		return n, nil
+	if q.expected != Any && q.expected != n { // R5.5
+		return n, &refusal{staleError(q.log, n, q.expected)}
 	}
 	insert := tx.StmtContext(ctx, s.wInsertEntry)
-	for _, e := range entries {
+	for _, e := range q.entries {
 		n++
-		if _, err := insert.ExecContext(ctx, log, n, nonNil(e)); err != nil {
+		if _, err := insert.ExecContext(ctx, q.log, n, nonNil(e)); err != nil {
 			return 0, s.err("append to", err)
 		}
 	}
-	if call != nil {
-		if _, err := tx.StmtContext(ctx, s.wInsertCall).ExecContext(ctx, log, call.ID, nonNil(call.Input), nonNil(call.Result), n); err != nil {
+	if call := q.call; call != nil {
+		if _, err := tx.StmtContext(ctx, s.wInsertCall).ExecContext(ctx, q.log, call.ID, nonNil(call.Input), nonNil(call.Result), n); err != nil {
 			return 0, s.err("append to", err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, s.err("append to", err)
 	}
 	return n, nil
 }
