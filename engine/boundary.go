@@ -492,7 +492,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	callID := s.boundaryID("turn", "end")
 	notes, failure := i.runHooks(ctx, set, "turn", "end", rec, callID)
 	s.emit(notes, callID)
-	s.book.Seal()
+	sealed := s.book.Seal()
 	revs, err := i.sessionRevs(ctx)
 	if err != nil {
 		return BoundaryResult{}, err
@@ -505,7 +505,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	i.turnSet = nil
 	set.release()
 	var turnNotes []Note
-	for _, n := range s.book.Notes() {
+	for _, n := range sealed {
 		if n.Turn == s.turn {
 			turnNotes = append(turnNotes, n)
 		}

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"attune/store"
@@ -266,17 +267,27 @@ const (
 )
 
 // Book numbers, places, consumes and expires the notes of a session.
+//
+// Its costs do not grow with the session: it holds the notes of the open
+// turn only (the live notes) and a cursor of those not placed yet. Seal
+// drops the notes it seals from memory (they stay in the journal) and keeps
+// two bits per sealed note, whether it existed and whether it was placed, so
+// that consuming an old note still fails with the right message.
 type Book struct {
 	session string
+	prefix  string // session + ":n", the ids' common part
 	mu      sync.Mutex
 	seq     int
-	notes   []*Note
-	byID    map[string]*Note
+	live    []*Note          // not sealed yet, in emission order
+	byID    map[string]*Note // the live notes
+	pending []*Note          // live notes not placed by Place yet, in emission order
+	existed bitset           // sealed notes, by number
+	placed  bitset           // sealed notes that were placed, by number
 }
 
 // NewBook returns an empty notebook for a session.
 func NewBook(session string) *Book {
-	return &Book{session: session, byID: map[string]*Note{}}
+	return &Book{session: session, prefix: session + ":n", byID: map[string]*Note{}}
 }
 
 // NewID reserves a new note id; every emission gets one (R3.7).
@@ -284,7 +295,7 @@ func (b *Book) NewID() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
-	return b.session + ":n" + strconv.Itoa(b.seq)
+	return b.prefix + strconv.Itoa(b.seq)
 }
 
 // Add records an emitted note (with an id from NewID). The order of Add is
@@ -292,9 +303,16 @@ func (b *Book) NewID() string {
 func (b *Book) Add(n Note) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.add(n)
+}
+
+func (b *Book) add(n Note) {
 	c := n
-	b.notes = append(b.notes, &c)
+	b.live = append(b.live, &c)
 	b.byID[c.ID] = &c
+	if !c.Placed && !c.Expired {
+		b.pending = append(b.pending, &c)
+	}
 }
 
 // Adopt restores a recorded note (hydration) without emitting it again.
@@ -304,18 +322,29 @@ func (b *Book) Adopt(n Note) {
 	if _, ok := b.byID[n.ID]; ok {
 		return
 	}
-	c := n
-	b.notes = append(b.notes, &c)
-	b.byID[c.ID] = &c
+	if k, ok := b.number(n.ID); ok && b.existed.has(k) {
+		return
+	}
+	b.add(n)
 	b.seq++
 }
 
-// Notes returns a copy of every note, in emission order.
+// number is the number in a note id of this book.
+func (b *Book) number(id string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, b.prefix)
+	if !ok {
+		return 0, false
+	}
+	k, err := strconv.Atoi(rest)
+	return k, err == nil && k > 0
+}
+
+// Notes returns a copy of every note not sealed yet, in emission order.
 func (b *Book) Notes() []Note {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]Note, len(b.notes))
-	for k, n := range b.notes {
+	out := make([]Note, len(b.live))
+	for k, n := range b.live {
 		out[k] = *n
 	}
 	return out
@@ -327,12 +356,14 @@ func (b *Book) Place() []Note {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []Note
-	for _, n := range b.notes {
+	for _, n := range b.pending {
 		if !n.Placed && !n.Expired {
 			n.Placed = true
 			out = append(out, *n)
 		}
 	}
+	clear(b.pending)
+	b.pending = b.pending[:0]
 	return out
 }
 
@@ -341,9 +372,17 @@ func (b *Book) Consume(id string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n, ok := b.byID[id]
-	switch {
-	case !ok:
+	if !ok {
+		k, num := b.number(id)
+		switch {
+		case num && b.placed.has(k):
+			return fmt.Errorf("note %s already consumed", id)
+		case num && b.existed.has(k):
+			return fmt.Errorf("note %s expired", id)
+		}
 		return fmt.Errorf("note %s does not exist in session %s", id, b.session)
+	}
+	switch {
 	case n.Placed:
 		return fmt.Errorf("note %s already consumed", id)
 	case n.Expired:
@@ -362,19 +401,34 @@ func (b *Book) MarkConsumed(id string) {
 	}
 }
 
-// Seal expires every note never placed (turn end).
-func (b *Book) Seal() {
+// Seal expires every note never placed (turn end) and returns the notes it
+// sealed, as they are now. Sealed notes can no longer change: they leave
+// memory, and only whether each was placed is kept.
+func (b *Book) Seal() []Note {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, n := range b.notes {
+	out := make([]Note, len(b.live))
+	for k, n := range b.live {
 		if !n.Placed {
 			n.Expired = true
 		}
+		out[k] = *n
+		if num, ok := b.number(n.ID); ok {
+			b.existed.set(num)
+			if n.Placed {
+				b.placed.set(num)
+			}
+		}
 	}
-	// Sealed notes can no longer change: keep only their ids' verdicts.
+	clear(b.live)
+	b.live = b.live[:0]
+	clear(b.pending)
+	b.pending = b.pending[:0]
+	clear(b.byID)
+	return out
 }
 
-// Get returns a note by id.
+// Get returns a note not sealed yet by id.
 func (b *Book) Get(id string) (Note, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -384,6 +438,18 @@ func (b *Book) Get(id string) (Note, bool) {
 	}
 	return *n, true
 }
+
+// bitset is a set of small positive numbers.
+type bitset []uint64
+
+func (s *bitset) set(k int) {
+	for k/64 >= len(*s) {
+		*s = append(*s, 0)
+	}
+	(*s)[k/64] |= 1 << (k % 64)
+}
+
+func (s bitset) has(k int) bool { return k/64 < len(s) && s[k/64]&(1<<(k%64)) != 0 }
 
 // LoopEnd is what the host gets when a turn's loop ends: its own addenda
 // and the behaviors' notes, side by side; neither replaces the other (R3.8).

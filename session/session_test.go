@@ -99,3 +99,47 @@ func TestJournalRoundTrip(t *testing.T) {
 		t.Fatalf("after truncate: %+v", got)
 	}
 }
+
+// R3.7: sealed notes leave memory (the journal keeps them), yet consuming
+// one still fails with the contract's text, and placing looks only at the
+// notes not placed yet.
+func TestBookDropsSealedNotes(t *testing.T) {
+	b := NewBook("s")
+	var placedID, expiredID string
+	for turn := 1; turn <= 100; turn++ {
+		for k := range 50 {
+			id := b.NewID()
+			b.Add(Note{ID: id, Kind: Ambient, Text: "n", Turn: turn})
+			if turn == 3 && k == 0 {
+				placedID = id
+			}
+		}
+		if turn != 5 {
+			if got := b.Place(); len(got) != 50 {
+				t.Fatalf("turn %d placed %d notes, want the turn's 50", turn, len(got))
+			}
+		}
+		if turn == 5 {
+			expiredID = b.Notes()[7].ID
+		}
+		if sealed := b.Seal(); len(sealed) != 50 || sealed[0].Turn != turn || sealed[0].Expired != (turn == 5) {
+			t.Fatalf("turn %d sealed %d notes: %+v", turn, len(sealed), sealed[0])
+		}
+		if len(b.Notes()) != 0 || len(b.byID) != 0 || len(b.pending) != 0 {
+			t.Fatalf("turn %d: sealed notes kept in memory", turn)
+		}
+	}
+	if err := b.Consume(placedID); err == nil || err.Error() != "note "+placedID+" already consumed" {
+		t.Fatalf("consume an old placed note: %v", err)
+	}
+	if err := b.Consume(expiredID); err == nil || err.Error() != "note "+expiredID+" expired" {
+		t.Fatalf("consume an old expired note: %v", err)
+	}
+	if err := b.Consume("s:n999999"); err == nil || err.Error() != "note s:n999999 does not exist in session s" {
+		t.Fatalf("consume an unknown note: %v", err)
+	}
+	b.Adopt(Note{ID: placedID, Text: "again"})
+	if len(b.Notes()) != 0 {
+		t.Fatal("a sealed note was adopted again")
+	}
+}
