@@ -118,7 +118,7 @@ type Engine struct {
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry
 
-	waitMu sync.Mutex // the wait-for graph of threads and registries
+	waits waitGraph // the threads waiting for registries (lock.go)
 
 	mu        sync.Mutex
 	tools     map[string]*HostTool

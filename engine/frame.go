@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"strconv"
-	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -104,10 +103,4 @@ func (f *frame) ctxTable() *lua.LTable {
 	t.RawSetString("instance", f.inst.idLV)
 	t.RawSetString("session", f.inst.sessLV)
 	return t
-}
-
-// thread identifies one logical thread of control (see frame.thread);
-// waiting is the registry it waits for, if any (see registry.lock).
-type thread struct {
-	waiting atomic.Pointer[registry]
 }

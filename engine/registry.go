@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -15,8 +14,8 @@ import (
 
 // registry is what one program registered for one instance and
 // configuration: its own Lua state and its declarations (R1.1, R1.2).
-// Access to its state is serialized by sema; re-entry from a callback that
-// already holds it goes through without waiting (see acquire).
+// Access to its state is serialized by its lock (lock.go); re-entry from a
+// callback that already holds it goes through without waiting.
 type registry struct {
 	id      string // unique per engine: "<instance>/<program>#<n>"
 	program string
@@ -27,9 +26,10 @@ type registry struct {
 	st      *luabind.State
 	set     *regSet // the set it was loaded into
 
-	sema   chan struct{}
-	holder atomic.Pointer[thread] // the thread holding sema (nil when free)
-	frames []*frame
+	holder   atomic.Pointer[thread] // the thread holding the state (nil when free); see lock
+	nwait    atomic.Int32           // threads waiting for it
+	starving atomic.Bool            // a waiter waited too long: the next unlock hands over
+	frames   []*frame
 
 	tools      []*toolDecl
 	toolGuards []*guardDecl
@@ -118,7 +118,6 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 		sha:     sha,
 		config:  cfg,
 		set:     set,
-		sema:    make(chan struct{}, 1),
 	}
 	r.st = luabind.NewState(luabind.Options{
 		Budget: e.budget,
@@ -225,96 +224,6 @@ func (r *registry) top() *frame {
 		return nil
 	}
 	return r.frames[len(r.frames)-1]
-}
-
-// lockWait bounds how long a thread waits for a registry another thread is
-// using (a host core that never returns, say).
-const lockWait = time.Minute
-
-// lock takes the registry's state for fr's thread; owned says whether this
-// call took it (false: the thread already holds it, or borrows it).
-//
-// Threads wait for each other only in cycles the engine can see: thread T
-// needs registry R held by H, H waits for a registry held by ... T. Then
-// every thread that could resume in R is blocked until T finishes, so T
-// borrows R: its frames go on top of the waiting ones and leave before any
-// of them resumes. Two hooks of one boundary that call each other's
-// programs therefore work instead of waiting for each other forever.
-func (r *registry) lock(fr *frame) (bool, error) {
-	t := fr.thread
-	if t != nil && r.holder.Load() == t {
-		return false, nil
-	}
-	select {
-	case r.sema <- struct{}{}:
-		r.holder.Store(t)
-		return true, nil
-	default:
-	}
-	e := r.set.engine
-	deadline := time.Now().Add(lockWait)
-	wait := 50 * time.Microsecond
-	for {
-		e.waitMu.Lock()
-		if borrowable(r, t) {
-			e.waitMu.Unlock()
-			return false, nil
-		}
-		t.waiting.Store(r)
-		e.waitMu.Unlock()
-		timer := time.NewTimer(wait)
-		select {
-		case r.sema <- struct{}{}:
-			timer.Stop()
-			e.waitMu.Lock()
-			t.waiting.Store(nil)
-			r.holder.Store(t)
-			e.waitMu.Unlock()
-			return true, nil
-		case <-timer.C:
-		case <-fr.ctx.Done():
-			timer.Stop()
-			t.waiting.Store(nil)
-			return false, fr.ctx.Err()
-		}
-		e.waitMu.Lock()
-		t.waiting.Store(nil)
-		e.waitMu.Unlock()
-		if time.Now().After(deadline) {
-			return false, fmt.Errorf("program %s stayed busy in another call for %v", r.program, lockWait)
-		}
-		if wait < 10*time.Millisecond {
-			wait *= 2
-		}
-	}
-}
-
-// borrowable reports whether the holder of r waits, through a chain of
-// holders, for thread t (the caller holds waitMu).
-func borrowable(r *registry, t *thread) bool {
-	h := r.holder.Load()
-	for range 64 {
-		if h == nil {
-			return false
-		}
-		if h == t {
-			return true
-		}
-		w := h.waiting.Load()
-		if w == nil {
-			return false
-		}
-		h = w.holder.Load()
-	}
-	return false
-}
-
-// unlock releases what lock took.
-func (r *registry) unlock(owned bool) {
-	if owned {
-		r.holder.Store(nil)
-		<-r.sema
-	}
 }
 
 func (r *registry) close() {

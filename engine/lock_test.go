@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// R4.9: goroutines sharing one instance take turns in each registry: no
+// two run one Lua state at once (the race detector and the count say so),
+// every call gets through, and waiters are woken rather than left behind.
+func TestLockSharedInstanceStress(t *testing.T) {
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"g\"]\nceiling = [\"read\"]\n", map[string]string{"g.lua": `
+n = 0
+guard.tool("fs/*", function(c, invoke) n = n + 1 return invoke() end)
+define.tool("g/count", function(ctx, args) return n end, {effect = {"read"}})`})
+	e.RegisterTool(echoTool("fs/read", "read"))
+	i := start(t, e, "x", "main")
+	ctx := context.Background()
+	const goroutines, calls = 16, 300
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Go(func() {
+			for k := range calls {
+				if out := i.Tool(ctx, ToolCall{Path: "fs/read", Args: fmt.Sprint(g, "/", k)}); out.Status != StatusOK {
+					errs <- fmt.Errorf("goroutine %d call %d: %+v", g, k, out)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if out := i.Tool(ctx, ToolCall{Path: "g/count"}); out.Result != float64(goroutines*calls) {
+		t.Fatalf("the guard counted %v calls, want %d", out.Result, goroutines*calls)
+	}
+}
+
+// R3.2, R4.9: hooks of two programs that call each other's tools, run at
+// every round end while other goroutines keep both registries busy with
+// tool calls: the waits that close a cycle borrow, and nothing deadlocks.
+func TestLockBorrowStress(t *testing.T) {
+	prog := func(me, other string) string {
+		return fmt.Sprintf(`
+define.tool("%[1]s/ping", function(ctx, args) return "%[1]s pong" end, {effect = {"read"}})
+guard.tool("fs/%[1]s", function(c, invoke) return invoke() end)
+hook.round("end", function(b)
+  local out = call.tool("%[2]s/ping", {})
+  notify(tostring(out.result))
+end)`, me, other)
+	}
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"p1\", \"p2\"]\nceiling = [\"read\"]\n",
+		map[string]string{"p1.lua": prog("p1", "p2"), "p2.lua": prog("p2", "p1")})
+	e.RegisterTool(echoTool("fs/p1", "read"))
+	e.RegisterTool(echoTool("fs/p2", "read"))
+	i := start(t, e, "x", "main")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			path := []string{"fs/p1", "fs/p2"}[g%2]
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if out := i.Tool(ctx, ToolCall{Path: path}); out.Status != StatusOK {
+					t.Errorf("%s: %+v", path, out)
+					return
+				}
+			}
+		})
+	}
+	if _, err := i.BeginTurn(ctx, TurnInput{}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 50 {
+		if _, err := i.BeginRound(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r, err := i.EndRound(ctx, RoundEnd{})
+		if err != nil || r.Status != StatusOK {
+			t.Fatalf("round %d: %+v %v", round, r, err)
+		}
+		if got := texts(r.Notes); len(got) != 2 || got[0] != "ambient:p2 pong" || got[1] != "ambient:p1 pong" {
+			t.Fatalf("round %d: notes %v", round, got)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// A thread waiting for a registry leaves when its context ends; the
+// registry is not lost: the next call after the holder finishes gets it.
+func TestLockWaitCancelled(t *testing.T) {
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"g\"]\nceiling = [\"read\"]\n", map[string]string{"g.lua": `
+guard.tool("fs/*", function(c, invoke) return invoke() end)`})
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	e.RegisterTool(HostTool{Path: "fs/slow", Effects: []string{"read"}, Core: func(context.Context, CoreCall) (any, error) {
+		entered <- struct{}{}
+		<-release
+		return "slow", nil
+	}})
+	e.RegisterTool(echoTool("fs/read", "read"))
+	i := start(t, e, "x", "main")
+	done := make(chan Outcome)
+	go func() { done <- i.Tool(context.Background(), ToolCall{Path: "fs/slow"}) }()
+	<-entered // the slow call holds the registry inside its guard's invoke
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	out := i.Tool(ctx, ToolCall{Path: "fs/read", Args: "x"})
+	cancel()
+	if out.Status != StatusFailed || !(errors.Is(out.Err, context.DeadlineExceeded) || strings.Contains(out.Error, "deadline")) {
+		t.Fatalf("a call whose context ended while waiting: %+v", out)
+	}
+	waiting := make(chan Outcome)
+	go func() { waiting <- i.Tool(context.Background(), ToolCall{Path: "fs/read", Args: "y"}) }()
+	time.Sleep(5 * time.Millisecond) // let it start waiting
+	close(release)
+	if out := <-done; out.Status != StatusOK {
+		t.Fatalf("the slow call: %+v", out)
+	}
+	select {
+	case out := <-waiting:
+		if out.Status != StatusOK || out.Result != "y" {
+			t.Fatalf("the waiting call: %+v", out)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting call was never woken")
+	}
+}
