@@ -125,6 +125,7 @@ type Engine struct {
 	toolsGen  atomic.Int64
 	instances map[string]*Instance
 	owners    *ownerCache
+	calls     *callsBehind // query call records on their way to the store
 	seq       atomic.Int64
 }
 
@@ -205,6 +206,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		e.st, e.owns = st, true
 	}
 	e.owners = newOwnerCache()
+	e.calls = newCallsBehind(e.st)
 	return e, nil
 }
 
@@ -220,6 +222,7 @@ func (e *Engine) Close() error {
 	for _, i := range insts {
 		i.release()
 	}
+	e.calls.flush()
 	if e.owns {
 		return e.st.Close()
 	}

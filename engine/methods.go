@@ -268,6 +268,9 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		return refused(BySchema, "input: not storable: "+err.Error())
 	}
 	if !mc.fresh { // R5.6: the call id first, without reading a newer fold
+		if rec, ok := i.e.calls.get(o.log, c.CallID); ok {
+			return mc.current(o, replayed(rec, inJSON, c.CallID))
+		}
 		rec, err := i.e.st.GetCall(ctx, o.log, c.CallID)
 		switch {
 		case err == nil:
@@ -341,6 +344,9 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		return failed(fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name))
 	}
 	call := &store.CallRecord{ID: c.CallID, Input: inJSON, Result: resJSON}
+	if m.kind == "query" && mc.behind() {
+		return mc.recordBehind(o, call, result, rev)
+	}
 	if m.kind == "query" || len(run.proposals) == 0 {
 		return mc.record(o, call, result, rev)
 	}
@@ -410,6 +416,31 @@ func (mc *methodCall) record(o ownerRef, call *store.CallRecord, result any, rev
 			return mc.current(o, out)
 		}
 		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), Revision: rev}
+	}
+	return MethodOutcome{Status: StatusOK, Result: result, Revision: rev}
+}
+
+// behind reports whether a query's record may be written behind the call:
+// no turn is open (a journaled call's record must be there for replay) and
+// no replay runs.
+func (mc *methodCall) behind() bool {
+	s := mc.i.sess.Load()
+	return s == nil || s.quiet()
+}
+
+// recordBehind records a query's result under its call id without waiting
+// for the store (callsbehind.go).
+func (mc *methodCall) recordBehind(o ownerRef, call *store.CallRecord, result any, rev int64) MethodOutcome {
+	rec := *call
+	rec.Revision = rev
+	queued, err := mc.i.e.calls.add(o.log, rec)
+	if !queued {
+		return mc.record(o, call, result, rev)
+	}
+	if err != nil {
+		if out, ok := appendError(err, call); ok {
+			return mc.current(o, out)
+		}
 	}
 	return MethodOutcome{Status: StatusOK, Result: result, Revision: rev}
 }

@@ -241,6 +241,7 @@ define.method("r", "deep", function(ctx, s, n) return call.method("r", "deep", n
 		t.Fatalf("got %v", out.Result)
 	}
 	// nested results are recorded under their own ids (R5.6 for nested calls)
+	e.calls.flush() // query records are written behind the call
 	rec, err := e.Store().GetCall(context.Background(), sessionLog(i, "r"), "top/3/1")
 	if err != nil || string(rec.Result) != `"top/3/1"` {
 		t.Fatalf("nested record %+v %v", rec, err)
