@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -168,9 +169,11 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 	}
 	i.cur.Store(set)
 	data, _ := json.Marshal(rec)
-	if err := e.st.PutRecord(ctx, "instance", id, data); err != nil {
-		set.release()
-		return nil, err
+	if old, err := e.st.GetRecord(ctx, "instance", id); err != nil || !bytes.Equal(old, data) { // a restart writes nothing
+		if err := e.st.PutRecord(ctx, "instance", id, data); err != nil {
+			set.release()
+			return nil, err
+		}
 	}
 	sess, err := e.openSession(ctx, i)
 	i.sess.Store(sess)
