@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -222,16 +223,26 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 			run(k)
 		}
 	} else {
-		var wg sync.WaitGroup
-		for _, g := range groups {
-			wg.Add(1)
-			go func(ks []int) {
-				defer wg.Done()
-				for _, k := range ks {
+		// The caller runs groups itself, one after another; pooled workers
+		// (no goroutine started per registry) take the groups it has not
+		// reached, so hooks that block still run side by side.
+		var next atomic.Int32
+		work := func() {
+			for g := int(next.Add(1)) - 1; g < len(groups); g = int(next.Add(1)) - 1 {
+				for _, k := range groups[g] {
 					run(k)
 				}
-			}(g)
+			}
 		}
+		var wg sync.WaitGroup
+		for range len(groups) - 1 {
+			wg.Add(1)
+			if !i.e.workers.tryGo(func() { defer wg.Done(); work() }) {
+				wg.Done()
+				break
+			}
+		}
+		work()
 		wg.Wait()
 	}
 	var notes []session.Note

@@ -126,6 +126,7 @@ type Engine struct {
 	instances map[string]*Instance
 	owners    *ownerCache
 	calls     *callsBehind // query call records on their way to the store
+	workers   *workerPool  // run boundary hooks of several registries at once
 	seq       atomic.Int64
 }
 
@@ -207,6 +208,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	}
 	e.owners = newOwnerCache()
 	e.calls = newCallsBehind(e.st)
+	e.workers = newWorkerPool(64)
 	return e, nil
 }
 
@@ -223,6 +225,7 @@ func (e *Engine) Close() error {
 		i.release()
 	}
 	e.calls.flush()
+	e.workers.close()
 	if e.owns {
 		return e.st.Close()
 	}
