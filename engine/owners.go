@@ -567,29 +567,47 @@ func (e *Engine) fold(ctx context.Context, parent *frame, inst *Instance, o owne
 	} else {
 		state = rd.init
 	}
-	entries, err := e.st.Read(ctx, o.log, rev, 0)
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(entries) == 0 {
-		return state, rev, nil
-	}
-	newRev := entries[len(entries)-1].Seq
-	for k := len(entries) - 1; k >= 0; k-- { // restart at the last reset
-		if bytes.Equal(entries[k].Data, resetMarker) {
-			state, entries = rd.init, entries[k+1:]
-			break
-		}
-	}
-	if len(entries) > 0 {
-		state, err = e.apply(ctx, parent, inst, o, callID, state, foldSource{entries: entries})
+	// The log is read and applied a chunk at a time, so a cold fold of a
+	// long log holds one chunk in memory, not the log. Entries before the
+	// last reset count for nothing: a failure among them is forgotten when
+	// a reset follows.
+	newRev := rev
+	var pending error
+	for {
+		entries, err := e.st.Read(ctx, o.log, newRev, readChunk)
 		if err != nil {
 			return nil, 0, err
 		}
+		if len(entries) == 0 {
+			break
+		}
+		full := len(entries) == readChunk
+		newRev = entries[len(entries)-1].Seq
+		for k := len(entries) - 1; k >= 0; k-- { // restart at the last reset
+			if bytes.Equal(entries[k].Data, resetMarker) {
+				state, entries, pending = rd.init, entries[k+1:], nil
+				break
+			}
+		}
+		if len(entries) > 0 && pending == nil {
+			state, pending = e.apply(ctx, parent, inst, o, callID, state, foldSource{entries: entries})
+		}
+		if !full {
+			break
+		}
+	}
+	if pending != nil {
+		return nil, 0, pending
+	}
+	if newRev == rev {
+		return state, rev, nil
 	}
 	e.owners.put(o.log, rd.foldKey, ref, &snapshot{state: state, rev: newRev})
 	return state, newRev, nil
 }
+
+// readChunk is how many entries a fold reads at once.
+const readChunk = 8192
 
 // foldSource is what a fold applies: stored entries, or a command's
 // proposals (plain data, of the reducer's own revision).
