@@ -5,8 +5,6 @@ import (
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
-
-	"attune/luabind"
 )
 
 // tablePool recycles the call and outcome records a registry hands to its
@@ -101,11 +99,15 @@ func (c *chain) record(r *registry, args any) *lua.LTable {
 	} else {
 		set(t, "args", lua.LNil)
 	}
-	marks := st.NewListCap(len(c.marks))
-	for _, m := range c.marks {
-		marks.Append(lua.LString(m))
+	if len(c.marks) == 0 {
+		t.RawSetString("marks", r.emptyList())
+	} else {
+		marks := st.NewListCap(len(c.marks))
+		for _, m := range c.marks {
+			marks.Append(lua.LString(m))
+		}
+		t.RawSetString("marks", marks)
 	}
-	t.RawSetString("marks", marks)
 	set(t, "attempt", number(c.attempt))
 	set(t, "instance", c.i.idLV)
 	set(t, "call_id", c.callIDLV)
@@ -116,18 +118,35 @@ func (c *chain) record(r *registry, args any) *lua.LTable {
 func outcomeRecord(r *registry, o Outcome) *lua.LTable {
 	st := r.st
 	t := r.outs.get(st.L, outcomeFields)
-	fillOutcome(st, t, o)
+	fillOutcome(r, t, o)
 	return t
 }
 
-func fillOutcome(st *luabind.State, t *lua.LTable, o Outcome) {
+// emptyList is the registry's one empty list, handed to every record whose
+// list is empty (no fresh table per call). Records are valid only while
+// their handler runs; a handler that filled the list or changed its
+// metatable gets a new one next time.
+func (r *registry) emptyList() *lua.LTable {
+	if t := r.empty; t != nil && t.Metatable == r.st.ListMeta && t.Len() == 0 {
+		if k, _ := t.Next(lua.LNil); k == lua.LNil {
+			return t
+		}
+	}
+	r.empty = r.st.NewListCap(0)
+	return r.empty
+}
+
+func fillOutcome(r *registry, t *lua.LTable, o Outcome) {
+	st := r.st
 	set(t, "status", statusLV(o.Status))
 	if o.Result != nil {
 		t.RawSetString("result", st.ToLua(o.Result))
 	} else {
 		set(t, "result", lua.LNil)
 	}
-	if o.Status == StatusOK {
+	if o.Status == StatusOK && len(o.Diagnostics) == 0 {
+		t.RawSetString("diagnostics", r.emptyList())
+	} else if o.Status == StatusOK {
 		d := st.NewListCap(len(o.Diagnostics))
 		for _, s := range o.Diagnostics {
 			d.Append(lua.LString(s))

@@ -55,6 +55,7 @@ type registry struct {
 	calls    tablePool      // recycled call records
 	outs     tablePool      // recycled outcome records
 	recs     tablePool      // recycled boundary records
+	empty    *lua.LTable    // the shared empty list of records (see emptyList)
 }
 
 // decl is what every declaration has: an id on the lineage.
