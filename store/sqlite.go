@@ -25,7 +25,9 @@ import (
 // one process they queue for that connection, and across processes sharing
 // the file they wait for the write lock (up to the busy timeout), so two
 // appenders at the same expected length serialize and the second sees
-// ErrStale. Reads use a small pool of read-only connections that WAL lets run
+// ErrStale. Appends waiting at the same moment share one transaction and
+// one commit, so one fsync (group commit, see group.go); each still
+// succeeds or fails on its own. Reads use a small pool of read-only connections that WAL lets run
 // beside the writer.
 //
 // A SQLite is safe for concurrent use, also by several processes.

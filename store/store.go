@@ -9,7 +9,7 @@
 //   - Memory, for tests: nothing survives the process.
 //   - SQLite, the embedded default: one file (for example .attune/state.db)
 //     in WAL mode with synchronous=FULL, so an Append is on disk when it
-//     returns.
+//     returns; appends waiting together share one commit (group commit).
 //   - Postgres, a server store several hosts can share: tables named
 //     attune_*, appends to one log serialized by a transaction-scoped
 //     advisory lock.
