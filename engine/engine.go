@@ -58,7 +58,8 @@ type CoreCall struct {
 
 // CoreFunc is a host tool's core. Its ctx is done when the host's ctx is,
 // or when [engine] host_timeout passes (Engine.HostTimeout; on the fast
-// path the host's ctx is passed as is); a core that returns an error, or
+// path, in a turn or not, the host's ctx is passed as is: no script waits
+// for the core there); a core that returns an error, or
 // panics, fails its call (CodeCore).
 type CoreFunc func(ctx context.Context, c CoreCall) (any, error)
 

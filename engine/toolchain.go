@@ -220,7 +220,7 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 	if callID == "" {
 		callID = i.newCallID()
 	}
-	res, err := i.e.runCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: callID, Path: te.path, Args: c.Args})
+	res, err := callCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: callID, Path: te.path, Args: c.Args}) // the host ctx as is, as on the fast path outside a turn
 	core := session.Entry{Type: session.Core, Path: te.path, Value: CopyPlain(res)}
 	out := Outcome{Status: StatusOK, Result: res, CallID: callID}
 	if err != nil {
@@ -237,7 +237,7 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 
 // floorPassed is the journaled verdict of a floor that let a call through,
 // as floorVerdict records it.
-var floorPassed = json.RawMessage(`{"reason":"","refused":false}`)
+var floorPassed any = json.RawMessage(`{"reason":"","refused":false}`)
 
 // chain is one call's walk through guards, floor, hooks and core.
 type chain struct {
