@@ -83,3 +83,28 @@ func (st *stype) jsonSchema() map[string]any {
 	}
 	return map[string]any{"type": st.name} // string, number, integer, boolean
 }
+
+// RoundWork reports whether ending the open round and beginning the next
+// would do more than count a round: the pin has round guards or hooks, or
+// a note waits to be placed. A host that cycles rounds only to place notes
+// (attune mcp, after each tool call) skips the boundaries otherwise.
+func (i *Instance) RoundWork() bool {
+	i.mu.Lock()
+	set := i.turnSet
+	i.mu.Unlock()
+	if set == nil {
+		set = i.cur.Load()
+	}
+	if set == nil {
+		return false
+	}
+	if len(set.guards["round"]) > 0 || len(set.hooks["round/start"]) > 0 || len(set.hooks["round/end"]) > 0 {
+		return true
+	}
+	for _, n := range i.sess.Load().book.Notes() {
+		if !n.Placed && !n.Expired {
+			return true
+		}
+	}
+	return false
+}

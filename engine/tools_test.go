@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"reflect"
 	"testing"
 )
@@ -40,5 +41,33 @@ define.tool("notes/wipe", function(ctx, args) return 1 end, {effect = {"write"}}
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Tools:\n%#v\nwant\n%#v", got, want)
+	}
+}
+
+// RoundWork: round hooks, or a note waiting to be placed.
+func TestRoundWork(t *testing.T) {
+	ctx := context.Background()
+	e := testEngine(t, "[bots.quiet]\nbehaviors = ['n']\nceiling = ['read']\n[bots.hooked]\nbehaviors = ['h']\n", map[string]string{
+		"n.lua": `define.tool("say", function(ctx, args) notify("said") return 1 end, {effect = {"read"}})`,
+		"h.lua": `hook.round("end", function(b) end)`,
+	})
+	q := start(t, e, "q", "quiet")
+	if _, err := q.BeginTurn(ctx, TurnInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.BeginRound(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if q.RoundWork() {
+		t.Error("no hook and no note: RoundWork is true")
+	}
+	if out := q.Tool(ctx, ToolCall{Path: "say"}); out.Status != StatusOK {
+		t.Fatal(out)
+	}
+	if !q.RoundWork() {
+		t.Error("a note waits: RoundWork is false")
+	}
+	if h := start(t, e, "h", "hooked"); !h.RoundWork() {
+		t.Error("a round hook: RoundWork is false")
 	}
 }

@@ -11,9 +11,10 @@
 //     Lines are framed here, not by the SDK's stdio connection, so that one
 //     bad line fails alone instead of ending the stream.
 //   - One instance per connection, with one turn open for the
-//     connection's life; a round ends after each tools/call and the next
+//     connection's life; a round ends after a tools/call and the next
 //     begins, so round hooks run per call and the notes placed into the new
-//     round are appended to the call's result.
+//     round are appended to the call's result. With no round guard or hook
+//     and no note waiting, the round goes on (two journal flushes fewer).
 //   - A result is relayed as the upstream sent it (bytes unchanged) unless
 //     diagnostics or notes are appended. Post hooks see it as plain data.
 //   - An upstream's isError result is a failed call for the chain (its text

@@ -341,12 +341,17 @@ func definedResult(v any) json.RawMessage {
 }
 
 // nextRound ends the round and begins the next, returning the text of the
-// notes placed into it.
+// notes placed into it; it does nothing when the pin has no round guard or
+// hook and no note waits to be placed.
 func (p *proxy) nextRound(ctx context.Context) []string {
 	p.bmu.Lock()
 	defer p.bmu.Unlock()
 	ctx = context.WithoutCancel(ctx)
-	if _, _, _, inRound := p.inst.Turn(); inRound {
+	_, _, _, inRound := p.inst.Turn()
+	if inRound && !p.inst.RoundWork() {
+		return nil // no round hook and no note to place: the round goes on
+	}
+	if inRound {
 		if _, err := p.inst.EndRound(ctx, engine.RoundEnd{HostContinue: true}); err != nil {
 			p.logf("ending the round: %v", err)
 		}
