@@ -27,9 +27,17 @@ import (
 // The answer is stored as JSON: it must be plain data (or a value that
 // encodes to it), and a replay returns it as JSON decodes it.
 func (i *Instance) deliver(ctx context.Context, kind, key string, ask func(context.Context) (any, error)) (any, error) {
+	return i.deliverFor(ctx, kind, key, "", ask)
+}
+
+// deliverFor is deliver for a question asked on behalf of call id callID
+// (the asking frame's): the answer is journaled under it, and a replay
+// gives it the answer recorded under that id first, so hooks that run in
+// parallel and ask the same question get their own answers back.
+func (i *Instance) deliverFor(ctx context.Context, kind, key, callID string, ask func(context.Context) (any, error)) (any, error) {
 	ss := i.sess.Load()
 	if rp := ss.rp; rp != nil {
-		en, ok := rp.next(kind, key)
+		en, ok := rp.next(kind, key, callID)
 		if !ok {
 			return nil, fmt.Errorf("replay: the journal has no %s delivery for %q in this step", kind, key)
 		}
@@ -41,7 +49,7 @@ func (i *Instance) deliver(ctx context.Context, kind, key string, ask func(conte
 	v, err := ask(ctx)
 	if ss.journaling.Load() {
 		en := deliveryEntry(kind, key)
-		en.Value = v
+		en.Value, en.CallID = v, callID
 		if err != nil {
 			en.Error = err.Error()
 		}
@@ -88,7 +96,7 @@ func (i *Instance) hostCore(ctx context.Context, te *toolEntry, call CoreCall) (
 	if !i.sess.Load().delivering() {
 		return i.e.runCore(ctx, te.host.Core, call) // nothing to journal or replay: no closure to allocate
 	}
-	return i.deliver(ctx, session.Core, te.path, func(ctx context.Context) (any, error) {
+	return i.deliverFor(ctx, session.Core, te.path, call.CallID, func(ctx context.Context) (any, error) {
 		return i.e.runCore(ctx, te.host.Core, call)
 	})
 }
@@ -101,7 +109,7 @@ func (i *Instance) floorVerdict(ctx context.Context, c FloorCall) (reason string
 	if !i.sess.Load().delivering() {
 		return i.e.runFloor(ctx, c)
 	}
-	v, err := i.deliver(ctx, session.Floor, c.Path, func(ctx context.Context) (any, error) {
+	v, err := i.deliverFor(ctx, session.Floor, c.Path, c.CallID, func(ctx context.Context) (any, error) {
 		reason, refused, err := i.e.runFloor(ctx, c)
 		return map[string]any{"refused": refused, "reason": reason}, err
 	})
@@ -172,20 +180,40 @@ func (rp *replayer) fill(entries []session.Entry) {
 	}
 }
 
-func (rp *replayer) next(kind, key string) (session.Entry, bool) {
+func (rp *replayer) next(kind, key, callID string) (session.Entry, bool) {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	k := kind + "\x00" + key
-	if q := rp.queues[k]; len(q) > 0 {
-		rp.queues[k] = q[1:]
-		return q[0], true
-	}
-	if q := rp.left[k]; len(q) > 0 {
-		rp.left[k] = q[1:]
-		return q[0], true
+	// the answer recorded for this call, in this step's window or an
+	// earlier one; else the first one recorded for another call
+	for _, exact := range []bool{callID != "", false} {
+		for _, m := range []map[string][]session.Entry{rp.queues, rp.left} {
+			if en, ok := take(m, k, callID, exact); ok {
+				return en, true
+			}
+		}
 	}
 	rp.missing = append(rp.missing, fmt.Sprintf("%s %q", kind, key))
 	return session.Entry{}, false
+}
+
+// take removes and returns the first answer queued under k: recorded for
+// callID when exact, else any.
+func take(m map[string][]session.Entry, k, callID string, exact bool) (session.Entry, bool) {
+	q := m[k]
+	at := -1
+	for j, en := range q {
+		if !exact || en.CallID == callID {
+			at = j
+			break
+		}
+	}
+	if at < 0 {
+		return session.Entry{}, false
+	}
+	en := q[at]
+	m[k] = append(q[:at:at], q[at+1:]...)
+	return en, true
 }
 
 // takeMissing returns and clears the answers asked for and not found.

@@ -199,3 +199,42 @@ hook.tool("fs/read", {post = function(c, o) return "read " .. c.args.path end})`
 		t.Fatalf("the replay asked the floor %d times", floors.Load()-n)
 	}
 }
+
+// R3.10, R3.2: hooks of two programs run in parallel and both read the
+// same key; the host answers each differently. The replay gives each hook
+// the answer the session gave it, whichever goroutine asks first.
+func TestReplayParallelHooksReadTheirOwnAnswers(t *testing.T) {
+	ctx := context.Background()
+	prog := func(name string) string {
+		return `hook.round("end", function(b) notify("` + name + ` got " .. tostring(admit.read("tick"))) end)`
+	}
+	for run := range 30 {
+		var n atomic.Int32
+		e := testEngine(t, "[bots.main]\nbehaviors = [\"a\", \"b\"]\n",
+			map[string]string{"a.lua": prog("a"), "b.lua": prog("b")}, func(o *Options) {
+				o.Read = func(context.Context, string) (any, error) { return float64(n.Add(1)), nil }
+			})
+		i := start(t, e, "main", "main")
+		for range 3 {
+			if _, err := i.BeginTurn(ctx, TurnInput{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := i.BeginRound(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := i.EndRound(ctx, RoundEnd{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := i.EndTurn(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := i.Replay(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Diverged) != 0 {
+			t.Fatalf("run %d: diverged: %v", run, res.Diverged)
+		}
+	}
+}

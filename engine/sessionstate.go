@@ -127,7 +127,7 @@ func fAdmitRead(s *luabind.State) int {
 	r := regOf(s)
 	fr := r.top()
 	key := s.CheckString("admit/read", 1)
-	v, err := fr.inst.deliver(fr.ctx, session.Read, key, func(ctx context.Context) (any, error) {
+	v, err := fr.inst.deliverFor(fr.ctx, session.Read, key, fr.callID, func(ctx context.Context) (any, error) {
 		return fr.inst.e.runRead(context.WithValue(ctx, readKey{}, ReadCall{Instance: fr.inst.id, Session: fr.inst.rec.Session, CallID: fr.callID, Key: key}), key)
 	})
 	if err != nil {
