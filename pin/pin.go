@@ -183,6 +183,9 @@ func Resolve(ctx context.Context, st store.Store, packs Packs, bot string, behav
 		if err != nil {
 			return nil, err
 		}
+		if !offered(commandRequires(c.file, src), behaviors) {
+			continue // its programs are not selected (requires.go)
+		}
 		sha, err := st.PutBlob(ctx, src)
 		if err != nil {
 			return nil, err

@@ -5,6 +5,8 @@
 ;
 ; Notes: one ambient note that says what the goal now is.
 
+(require "goal") ; offered only to bots that select goal
+
 (define/command
   (lambda (ctx text)
     (let ((goal (string.match text "^%s*(.-)%s*$")))

@@ -4,6 +4,8 @@
 ;
 ; Notes: one ambient note that says how many steps the plan has.
 
+(require "fusion") ; offered only to bots that select fusion
+
 (define/command
   (lambda (ctx text)
     (let ((plan (call/method "fusion" "plan" (table :text text))))
