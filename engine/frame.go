@@ -33,6 +33,9 @@ type frame struct {
 	guard  *guardRun  // set while a tool guard runs
 	method *methodRun // set while a method handler runs
 	notes  *noteSink  // where notify goes while a boundary hook runs
+	// retries counts the retries spent on the frame's lineage: nested
+	// chains share it, so one retry budget covers the lineage (R5.7).
+	retries *int
 	// validating is set while validate/configuration handlers run: the
 	// instance has no session yet (R1.8).
 	validating bool
@@ -52,6 +55,7 @@ func (f *frame) child(ctx context.Context, inst *Instance, r *registry, d *decl,
 	f.enter(c)
 	if f == nil {
 		c.thread = new(thread)
+		c.retries = new(int)
 	}
 	return c
 }
@@ -65,6 +69,7 @@ func (f *frame) enter(c *frame) {
 		c.hostAuthority = f.hostAuthority
 		c.depth = f.depth + 1
 		c.notes = f.notes
+		c.retries = f.retries
 	}
 }
 

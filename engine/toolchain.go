@@ -261,7 +261,10 @@ type chain struct {
 	floorArgs any
 	retry     bool
 	retryWhy  string
-	ext       *external // the core runs outside the process (external.go)
+	// retries spent on the lineage: the parent's counter, or ownRetries
+	retries    *int
+	ownRetries int
+	ext        *external // the core runs outside the process (external.go)
 }
 
 // guardRun is the state of one guard's invoke.
@@ -287,6 +290,10 @@ func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, 
 	ch := chains.Get().(*chain)
 	defer chains.Put(ch)
 	*ch = chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args, ext: ext}
+	ch.retries = &ch.ownRetries
+	if parent != nil && parent.retries != nil {
+		ch.retries = parent.retries // one retry budget per lineage (R5.7)
+	}
 	if parent != nil {
 		ch.thread = parent.thread
 	} else {
@@ -324,9 +331,11 @@ func (c *chain) run() Outcome {
 		if !c.retry {
 			break
 		}
-		if c.attempt > budget { // R4.10: attempts 1..N+1
+		// R4.10: N re-entries (attempts 1..N+1); R5.7: counted over the
+		// lineage, nested chains included
+		if *c.retries++; *c.retries > budget {
 			out = Outcome{Status: StatusRefused, RefusedBy: ByRetryBudget,
-				Reason: fmt.Sprintf("retry budget of %d spent (last retry: %s)", budget, c.retryWhy)}
+				Reason: fmt.Sprintf("retry budget of %d spent on this lineage (last retry: %s)", budget, c.retryWhy)}
 			break
 		}
 	}
@@ -352,6 +361,7 @@ func (c *chain) frame(r *registry, d *decl) *frame {
 	}
 	c.parent.enter(fr)
 	fr.thread = c.thread
+	fr.retries = c.retries
 	return fr
 }
 
