@@ -335,6 +335,9 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 		return BoundaryResult{}, errorf(CodeStillOpen, "turn %d of %s is still open: end it first", s.turn, i.id)
 	}
 	if i.pending != nil {
+		if err := i.e.promotePending(ctx, i.id, i.pending.pin); err != nil {
+			return BoundaryResult{}, err
+		}
 		i.applyPending()
 		s.record(session.Entry{Type: session.Repin})
 	}

@@ -181,6 +181,11 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 		set.release()
 		return nil, err
 	}
+	if err := i.restorePins(ctx); err != nil { // R2.5, R3.11: pinning.go
+		i.cur.Load().release()
+		return nil, err
+	}
+	set = i.cur.Load()
 	if i.sess.Load().inTurn && set.acquire() { // brought back in the middle of a turn
 		i.turnSet = set
 	}
@@ -188,6 +193,9 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 	if _, dup := e.instances[id]; dup {
 		e.mu.Unlock()
 		set.release()
+		if i.pending != nil {
+			i.pending.release()
+		}
 		return nil, errorf(CodeAlreadyRunning, "start: instance %s is already running", id)
 	}
 	e.instances[id] = i
@@ -279,7 +287,7 @@ func (i *Instance) Attune(ctx context.Context) error {
 	if err != nil {
 		return wrapErr(CodeProgram, err, "attune "+i.id)
 	}
-	if err := pin.Save(ctx, i.e.st, i.id, p); err != nil {
+	if err := i.e.savePending(ctx, i.id, p); err != nil { // applied at the next turn start (pinning.go)
 		set.release()
 		return err
 	}

@@ -184,8 +184,11 @@ func (i *Instance) Hydrate(ctx context.Context) error {
 		i.pending = nil
 	}
 	i.sess.Store(sess)
+	if err := i.restorePins(ctx); err != nil { // R2.5, R3.11: pinning.go
+		return err
+	}
 	if sess.inTurn {
-		if set.acquire() {
+		if set := i.cur.Load(); set.acquire() {
 			i.turnSet = set
 		}
 	}

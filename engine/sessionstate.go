@@ -29,6 +29,7 @@ type sessionState struct {
 	activated bool // the next round exists because an activating note asked
 	input     any
 	fresh     bool
+	turnPin   string // the pin blob the open turn runs (its turn-begin entry's)
 
 	journaling atomic.Bool // a turn is open: tool calls are journaled
 	begun      atomic.Bool // the journal has an entry
@@ -52,6 +53,7 @@ func (s *sessionState) adopt(entries []session.Entry) {
 		switch en.Type {
 		case session.TurnBegin:
 			if en.Status == StatusOK {
+				s.turnPin = en.Pin
 				s.turn, s.round, s.inTurn, s.inRound = en.Turn, 0, true, false
 				s.input, s.fresh = en.Input, en.ContextFresh
 				s.activated = false
