@@ -1,0 +1,102 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// repoRoot walks up from the package folder to go.mod.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+var buildOnce sync.Once
+var builtBin string
+var buildErr error
+
+// attuneBin builds cmd/attune once for the tests that run it as a process.
+func attuneBin(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "attune-serve-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "attune")
+		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/attune")
+		cmd.Dir = repoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = err
+			builtBin = string(out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("go build ./cmd/attune: %v\n%s", buildErr, builtBin)
+	}
+	return builtBin
+}
+
+// runHost runs a host program in another language against `attune serve`
+// and fails when it fails.
+func runHost(t *testing.T, name string, args ...string) {
+	root := repoRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(),
+		"ATTUNE_BIN="+attuneBin(t),
+		"ATTUNE_CONFIG="+filepath.Join(root, "server", "testdata", "hosts", "attune.toml"),
+		"PEERS="+filepath.Join(root, "testdata", "peers"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil || strings.TrimSpace(out.String()) != "ok" {
+		t.Fatalf("%s %s: %v\nstdout: %s\nstderr: %s", name, strings.Join(args, " "), err, out.String(), errb.String())
+	}
+}
+
+// R9.2: a host in JavaScript built on the npm package vscode-jsonrpc drives
+// attune serve: turns, rounds, tool calls with host cores, the floor and
+// reads, methods, cancellation, a callback timeout, errors, replay, the log
+// and notes notifications, and the end of input.
+func TestNodeHost(t *testing.T) {
+	root := repoRoot(t)
+	if _, err := os.Stat(filepath.Join(root, "testdata", "peers", "node_modules", "vscode-jsonrpc", "package.json")); err != nil {
+		t.Fatalf("vscode-jsonrpc is not installed in testdata/peers/node_modules: run `bash scripts/peers` (%v)", err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not on PATH: the Node host test needs it (%v)", err)
+	}
+	runHost(t, "node", filepath.Join(root, "server", "testdata", "hosts", "node_host.cjs"))
+}
+
+// R9.2: a host in Python with only the standard library drives attune
+// serve: pipelined requests, a batch, the same turn as the Node host.
+func TestPythonHost(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatalf("python3 is not on PATH: the Python host test needs it (%v)", err)
+	}
+	runHost(t, "python3", filepath.Join(repoRoot(t), "server", "testdata", "hosts", "python_host.py"))
+}
