@@ -33,12 +33,22 @@ func (e *Engine) hostTimedOut(ctx, hctx context.Context, what string, err error)
 // callCore runs a host core with the caller's ctx (the fast path: no
 // timer, no allocation) and turns a panic into an error.
 func callCore(ctx context.Context, core CoreFunc, c CoreCall) (res any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = nil, &Error{Code: CodeCore, Message: fmt.Sprintf("core: host tool %s panicked: %v", c.Path, p)}
-		}
-	}()
+	defer corePanic(c.Path, &err)
 	return core(ctx, c)
+}
+
+// fastCore is callCore for the fast path: the call is built where the core
+// receives it, so it is not copied twice.
+func (i *Instance) fastCore(ctx context.Context, core CoreFunc, c *ToolCall) (res any, err error) {
+	defer corePanic(c.Path, &err)
+	return core(ctx, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
+}
+
+// corePanic, deferred, turns a panicking core into its call's failure.
+func corePanic(path string, err *error) {
+	if p := recover(); p != nil {
+		*err = &Error{Code: CodeCore, Message: fmt.Sprintf("core: host tool %s panicked: %v", path, p)}
+	}
 }
 
 // runCore runs a host core under the host timeout.

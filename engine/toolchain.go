@@ -145,7 +145,7 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 			if te != nil && te.quick {
 				ss := i.sess.Load()
 				if ss.quiet() {
-					res, err := callCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
+					res, err := i.fastCore(ctx, te.core, &c)
 					if err != nil {
 						return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: c.CallID}
 					}
