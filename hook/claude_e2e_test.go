@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -263,5 +264,75 @@ define.method("calls", "get", function(ctx, state) return state.n end, {kind = "
 	p.run(t, api, "how many")
 	if text := requestText(api.requests()[0]); !strings.Contains(text, "attune counted 5 calls so far") {
 		t.Fatalf("the count is not 5: %s", text)
+	}
+}
+
+// startServe runs `attune hook serve claude` on a free loopback port and
+// returns its address.
+func startServe(t *testing.T, cfg string) string {
+	t.Helper()
+	cmd := exec.Command(attuneBin, "hook", "serve", "claude", "--listen", "127.0.0.1:0", "--config", cfg)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	buf := make([]byte, 4096)
+	var got string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := stderr.Read(buf)
+		got += string(buf[:n])
+		if _, rest, ok := strings.Cut(got, "answering on http://"); ok {
+			if addr, _, ok := strings.Cut(rest, HTTPPath); ok {
+				go io.Copy(io.Discard, stderr)
+				return addr
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	t.Fatalf("hook serve did not start: %s", got)
+	return ""
+}
+
+// Claude Code's http hooks reach `attune hook serve`: the same denial and
+// notes as the command hooks, from one warm process.
+func TestClaudeHTTPServe(t *testing.T) {
+	p := newProject(t, mainBot, map[string]string{"p.lua": `
+hook.turn("start", function(b) notify("attune served note") end)
+guard.tool("claude/Bash", function(call, invoke)
+  if call.args.command:find("rm %-rf") then return refuse("attune serve refuses rm -rf") end
+  return invoke()
+end)`})
+	addr := startServe(t, p.cfg)
+	settings := filepath.Join(p.dir, ".claude", "settings.json")
+	if err := UninstallClaude(settings); err != nil {
+		t.Fatal(err)
+	}
+	if err := InstallClaude(settings, Install{HTTP: addr}); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(p.dir, "ran")
+	api := newFakeAPI(t, func(n int, req map[string]any) []block {
+		if n == 0 {
+			return []block{{Tool: "Bash", ID: "toolu_rm", Input: map[string]any{"command": "touch " + marker + "; rm -rf " + p.dir + "/x", "description": "clean"}}}
+		}
+		return []block{{Text: "all done"}}
+	})
+	res := p.run(t, api, "clean up", "--allowedTools", "Bash")
+	if len(res.PermissionDenials) != 1 {
+		t.Errorf("permission_denials: %v", res.PermissionDenials)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the refused command ran")
+	}
+	reqs := api.requests()
+	if len(reqs) != 2 || !strings.Contains(requestText(reqs[0]), "attune served note") || !strings.Contains(requestText(reqs[1]), "attune serve refuses rm -rf") {
+		t.Fatalf("requests: %d\n%s", len(reqs), requestText(reqs[len(reqs)-1]))
 	}
 }

@@ -6,8 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
 
+	"attune/config"
 	"attune/hook"
 )
 
@@ -19,9 +26,6 @@ const hookUsage = `usage:
 DIALECT is claude, codex, cursor or gemini. The configuration is --config, else
 $ATTUNE_CONFIG, else attune.toml in $CLAUDE_PROJECT_DIR or the working directory.
 `
-
-// maxEvent bounds what a hook reads from stdin.
-const maxEvent = 16 << 20
 
 // hookCmd is `attune hook ...`.
 func hookCmd(args []string, stdout, stderr io.Writer) int {
@@ -57,9 +61,9 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	data, err := io.ReadAll(io.LimitReader(stdin, maxEvent+1))
-	if err == nil && len(data) > maxEvent {
-		err = fmt.Errorf("the event is larger than %d bytes", maxEvent)
+	data, err := io.ReadAll(io.LimitReader(stdin, hook.MaxEvent+1))
+	if err == nil && len(data) > hook.MaxEvent {
+		err = fmt.Errorf("the event is larger than %d bytes", hook.MaxEvent)
 	}
 	var ev hook.Event
 	if err == nil {
@@ -108,17 +112,138 @@ func answerEvent(ctx context.Context, d hook.Dialect, ev hook.Event, cfgFlag str
 	return hook.Failure(ev, err, false)
 }
 
+// dialectArg reads the DIALECT argument of install, uninstall and serve.
+func dialectArg(what string, args []string, stderr io.Writer) (string, []string, bool) {
+	if len(args) == 0 || args[0] != "claude" {
+		got := "nothing"
+		if len(args) > 0 {
+			got = fmt.Sprintf("%q", args[0])
+		}
+		fmt.Fprintf(stderr, "attune hook %s: want the dialect claude, got %s\n", what, got)
+		return "", nil, false
+	}
+	return args[0], args[1:], true
+}
+
 func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "attune hook install: not available yet")
-	return 2
+	_, args, ok := dialectArg("install", args, stderr)
+	if !ok {
+		return 2
+	}
+	fs := flag.NewFlagSet("attune hook install claude", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	project := fs.String("project", ".", "the project whose .claude/settings.json gets the entries")
+	cfgFlag := fs.String("config", "", "the attune configuration (default: attune.toml in the project)")
+	httpAddr := fs.String("http", "", "install http entries for `attune hook serve claude --listen ADDR` instead of commands")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	dir, err := filepath.Abs(*project)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook install:", err)
+		return 1
+	}
+	in := hook.Install{HTTP: *httpAddr}
+	if in.HTTP != "" {
+		if err := hook.CheckListen(in.HTTP, false); err != nil {
+			fmt.Fprintln(stderr, "attune hook install:", err)
+			return 2
+		}
+	} else {
+		cfg := *cfgFlag
+		if cfg == "" {
+			cfg = filepath.Join(dir, config.DefaultFile)
+		}
+		if in.Config, err = filepath.Abs(cfg); err != nil {
+			fmt.Fprintln(stderr, "attune hook install:", err)
+			return 1
+		}
+		if _, err := config.Load(in.Config); err != nil {
+			fmt.Fprintf(stderr, "attune hook install: %v\n", err)
+			return 1
+		}
+		if in.Binary, err = os.Executable(); err != nil {
+			fmt.Fprintln(stderr, "attune hook install: cannot find this attune binary:", err)
+			return 1
+		}
+	}
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	if err := hook.InstallClaude(settings, in); err != nil {
+		fmt.Fprintln(stderr, "attune hook install:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "attune hooks installed in %s (%d events)\n", settings, len(hook.ClaudeEvents))
+	return 0
 }
 
 func hookUninstallCmd(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "attune hook uninstall: not available yet")
-	return 2
+	_, args, ok := dialectArg("uninstall", args, stderr)
+	if !ok {
+		return 2
+	}
+	fs := flag.NewFlagSet("attune hook uninstall claude", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	project := fs.String("project", ".", "the project whose .claude/settings.json loses attune's entries")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	settings := filepath.Join(*project, ".claude", "settings.json")
+	if err := hook.UninstallClaude(settings); err != nil {
+		fmt.Fprintln(stderr, "attune hook uninstall:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "attune hooks removed from %s\n", settings)
+	return 0
 }
 
 func hookServeCmd(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "attune hook serve: not available yet")
-	return 2
+	name, args, ok := dialectArg("serve", args, stderr)
+	if !ok {
+		return 2
+	}
+	d, _ := hook.Dialects(name)
+	fs := flag.NewFlagSet("attune hook serve claude", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:8787", "the address to answer on (loopback unless --listen-any)")
+	anyAddr := fs.Bool("listen-any", false, "allow a listen address that is not loopback")
+	cfgFlag := fs.String("config", "", "the attune configuration")
+	timeout := fs.Duration("timeout", hook.DefaultTimeout, "the most one event may take")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := hook.CheckListen(*listen, *anyAddr); err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 2
+	}
+	cwd, _ := os.Getwd()
+	path, err := hook.FindConfig(*cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	ctx := context.Background()
+	rt, err := hook.Open(ctx, path, hook.Options{Warm: true, Stderr: stderr})
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	defer rt.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "attune hook serve %s: answering on http://%s%s\n", name, ln.Addr(), hook.HTTPPath)
+	srv := &http.Server{Handler: rt.Handler(d, *timeout), ReadHeaderTimeout: 10 * time.Second}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-stop
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	return 0
 }
