@@ -81,6 +81,12 @@ func Dialects(name string) (Dialect, bool) {
 	switch name {
 	case "claude":
 		return Claude{}, true
+	case "codex":
+		return Codex{}, true
+	case "cursor":
+		return Cursor{}, true
+	case "gemini":
+		return Gemini{}, true
 	}
 	return nil, false
 }

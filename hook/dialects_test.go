@@ -1,0 +1,121 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// dialectProg refuses rm -rf, rewrites "ls" into "ls -la", asks for
+// sudo, notes every turn and diagnoses every call, whatever the agent.
+const dialectProg = `
+local function cmd(args) return args.command or args.file_path or "" end
+guard.tool("**", function(call, invoke)
+  local c = cmd(call.args)
+  if string.find(c, "rm -rf", 1, true) then return refuse("no rm -rf") end
+  if string.find(c, "sudo", 1, true) then mark(call, "ask") end
+  if c == "ls" then
+    local a = call.args
+    a.command = "ls -la"
+    return invoke(a)
+  end
+  return invoke()
+end)
+hook.tool("**", {post = function(call, out) return "checked " .. call.path end})
+hook.turn("start", function(b) notify("turn note") end)
+hook.round("end", function(b)
+  if not b.activated then notify("verify first", "activating") end
+end)
+`
+
+// flow is one event given in the agent's own JSON and the answer it
+// must get, as JSON.
+type flow struct{ event, want string }
+
+func runFlows(t *testing.T, d Dialect, flows []flow) {
+	t.Helper()
+	r, _ := setup(t, mainBot+"[harness."+d.Name()+"]\nask_marks = [\"ask\"]\n[harness."+d.Name()+".tools]\nShell = [\"exec\"]\n", map[string]string{"p.lua": dialectProg})
+	for k, f := range flows {
+		ev, err := d.Parse([]byte(f.event))
+		if err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		got := d.Render(ev, r.Handle(context.Background(), d, ev))
+		var g, w any
+		json.Unmarshal(got, &g)
+		if err := json.Unmarshal([]byte(f.want), &w); err != nil {
+			t.Fatalf("step %d: want: %v", k, err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("step %d (%s):\n got %s\nwant %s", k, ev.Name, got, f.want)
+		}
+	}
+}
+
+// Codex CLI: Claude Code's format plus turn_id.
+func TestCodexDialect(t *testing.T) {
+	base := `"session_id":"c1","turn_id":"turn-1","cwd":"/w","model":"gpt-5","permission_mode":"default","transcript_path":null`
+	runFlows(t, Codex{}, []flow{
+		{`{"hook_event_name":"SessionStart","source":"startup",` + base + `}`, `{}`},
+		{`{"hook_event_name":"UserPromptSubmit","prompt":"fix it",` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"turn note"}}`},
+		{`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"call_1","tool_input":{"command":"rm -rf /"},` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no rm -rf"}}`},
+		{`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"call_2","tool_input":{"command":"ls"},` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"attune: arguments rewritten by a guard","updatedInput":{"command":"ls -la"}}}`},
+		{`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"call_2","tool_input":{"command":"ls -la"},"tool_response":"a b",` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"checked codex/Bash"}}`},
+		{`{"hook_event_name":"PreToolUse","tool_name":"web_search","tool_use_id":"call_3","tool_input":{"query":"x"},` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"effect network is outside the ceiling of bot main"}}`},
+		{`{"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"done",` + base + `}`,
+			`{"decision":"block","reason":"verify first"}`},
+		{`{"hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"verified",` + base + `}`, `{}`},
+	})
+}
+
+// Cursor: permission / agent_message / followup_message.
+func TestCursorDialect(t *testing.T) {
+	base := `"conversation_id":"conv-1","generation_id":"gen-1","workspace_roots":["/w"],"cursor_version":"2.0.77"`
+	runFlows(t, Cursor{}, []flow{
+		{`{"hook_event_name":"beforeSubmitPrompt","prompt":"fix it","attachments":[],` + base + `}`, `{"continue":true,"user_message":"turn note"}`},
+		{`{"hook_event_name":"beforeShellExecution","command":"rm -rf /","cwd":"/w",` + base + `}`,
+			`{"permission":"deny","agent_message":"no rm -rf","user_message":"no rm -rf"}`},
+		{`{"hook_event_name":"beforeShellExecution","command":"sudo make","cwd":"/w",` + base + `}`,
+			`{"permission":"ask","agent_message":"attune: the call is marked ask","user_message":"attune: the call is marked ask"}`},
+		{`{"hook_event_name":"beforeShellExecution","command":"ls","cwd":"/w",` + base + `}`,
+			`{"permission":"deny","agent_message":"attune rewrote this call to {\"command\":\"ls -la\",\"cwd\":\"/w\"}; run that instead","user_message":"attune rewrote this call to {\"command\":\"ls -la\",\"cwd\":\"/w\"}; run that instead"}`},
+		{`{"hook_event_name":"preToolUse","tool_name":"Shell","tool_use_id":"tu1","tool_input":{"command":"ls"},` + base + `}`,
+			`{"permission":"allow","agent_message":"attune: arguments rewritten by a guard","updated_input":{"command":"ls -la"}}`},
+		{`{"hook_event_name":"postToolUse","tool_name":"Shell","tool_use_id":"tu1","tool_input":{"command":"ls -la"},"tool_output":"a b",` + base + `}`,
+			`{"additional_context":"checked cursor/Shell"}`},
+		{`{"hook_event_name":"beforeMCPExecution","tool_name":"query","tool_input":"{\"sql\":\"select 1\"}","command":"npx srv",` + base + `}`, `{}`},
+		{`{"hook_event_name":"afterMCPExecution","tool_name":"query","tool_input":"{\"sql\":\"select 1\"}","result_json":"[1]",` + base + `}`,
+			`{"additional_context":"checked mcp/cursor/query"}`},
+		{`{"hook_event_name":"stop","status":"completed","loop_count":0,` + base + `}`, `{"followup_message":"verify first"}`},
+		{`{"hook_event_name":"stop","status":"completed","loop_count":1,` + base + `}`, `{}`},
+	})
+}
+
+// Gemini CLI: BeforeAgent / BeforeTool / AfterTool / AfterAgent with
+// decision allow|deny and hookSpecificOutput.tool_input.
+func TestGeminiDialect(t *testing.T) {
+	base := `"session_id":"g1","transcript_path":"/t.json","cwd":"/w","timestamp":"2026-01-28T10:00:00Z"`
+	runFlows(t, Gemini{}, []flow{
+		{`{"hook_event_name":"SessionStart","source":"startup",` + base + `}`, `{}`},
+		{`{"hook_event_name":"BeforeAgent","prompt":"fix it",` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"BeforeAgent","additionalContext":"turn note"}}`},
+		{`{"hook_event_name":"BeforeModel","llm_request":{"model":"gemini"},` + base + `}`, `{}`},
+		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"rm -rf /"},` + base + `}`,
+			`{"decision":"deny","reason":"no rm -rf"}`},
+		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"},` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"ls -la"}}}`},
+		{`{"hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"ls"},"tool_response":{"llmContent":"a b","returnDisplay":"a b"},` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"checked gemini/run_shell_command"}}`},
+		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"sudo x"},` + base + `}`,
+			`{"decision":"deny","reason":"attune: the call is marked ask (this call needs a person's confirmation)"}`},
+		{`{"hook_event_name":"AfterAgent","prompt":"fix it","prompt_response":"done","stop_hook_active":false,` + base + `}`,
+			`{"decision":"deny","reason":"verify first"}`},
+		{`{"hook_event_name":"AfterAgent","prompt":"fix it","prompt_response":"verified","stop_hook_active":true,` + base + `}`, `{}`},
+	})
+}
