@@ -269,7 +269,7 @@ define.method("calls", "get", function(ctx, state) return state.n end, {kind = "
 
 // startServe runs `attune hook serve claude` on a free loopback port and
 // returns its address.
-func startServe(t *testing.T, cfg string) string {
+func startServe(t testing.TB, cfg string) string {
 	t.Helper()
 	cmd := exec.Command(attuneBin, "hook", "serve", "claude", "--listen", "127.0.0.1:0", "--config", cfg)
 	stderr, err := cmd.StderrPipe()

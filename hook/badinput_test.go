@@ -1,0 +1,112 @@
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"attune/config"
+)
+
+func mustConfig(t *testing.T, path string) *config.Config {
+	t.Helper()
+	c, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// hookRaw runs `attune hook claude` with raw stdin and returns the exit
+// code, stdout and stderr.
+func hookRaw(t *testing.T, dir string, stdin string, args ...string) (int, map[string]any, string) {
+	t.Helper()
+	cmd := exec.Command(attuneBin, append([]string{"hook", "claude"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if jerr := json.Unmarshal(out.Bytes(), &m); jerr != nil {
+		t.Errorf("stdout is not JSON: %q", out.String())
+	}
+	return code, m, errOut.String()
+}
+
+func decision(m map[string]any) (string, string) {
+	hs, _ := m["hookSpecificOutput"].(map[string]any)
+	d, _ := hs["permissionDecision"].(string)
+	r, _ := hs["permissionDecisionReason"].(string)
+	return d, r
+}
+
+const preBash = `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"t","tool_input":{"command":"ls"}}`
+
+// Bad input: a clear message on stderr, a safe answer as JSON, exit 0.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	// not JSON, an unknown event: no decision
+	code, m, stderr := hookRaw(t, dir, "not json")
+	if code != 0 || len(m) != 0 || !strings.Contains(stderr, "not a hook event") {
+		t.Errorf("not JSON: %d %v %q", code, m, stderr)
+	}
+	code, m, stderr = hookRaw(t, dir, `{"hook_event_name":"Bogus","session_id":"s"}`)
+	if code != 0 || len(m) != 0 || !strings.Contains(stderr, `unknown hook event "Bogus"`) {
+		t.Errorf("unknown event: %d %v %q", code, m, stderr)
+	}
+	// no configuration: tool calls are denied (fail closed), prompts pass
+	code, m, stderr = hookRaw(t, dir, preBash)
+	if d, r := decision(m); code != 0 || d != "deny" || !strings.Contains(r, "no attune configuration found") || !strings.Contains(stderr, "--config") {
+		t.Errorf("no config: %d %v %q", code, m, stderr)
+	}
+	code, m, _ = hookRaw(t, dir, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"p"}`)
+	if code != 0 || m["decision"] != nil {
+		t.Errorf("no config, prompt: %v", m)
+	}
+	// a configuration error names the file, line and key
+	os.WriteFile(filepath.Join(dir, "attune.toml"), []byte("[bots.main]\nceilng = []\n"), 0o644)
+	code, m, stderr = hookRaw(t, dir, preBash)
+	if d, r := decision(m); code != 0 || d != "deny" || !strings.Contains(r, "attune.toml:2: bots.main.ceilng: unknown key") {
+		t.Errorf("config error: %d %v %q", code, m, stderr)
+	}
+	// a behavior that loops is stopped by the callback budget: deny
+	os.MkdirAll(filepath.Join(dir, "packs", "p"), 0o755)
+	os.WriteFile(filepath.Join(dir, "packs", "p", "loop.lua"), []byte(`guard.tool("claude/Bash", function(call, invoke)
+  while true do end
+end)`), 0o644)
+	os.WriteFile(filepath.Join(dir, "attune.toml"), []byte("[engine]\npacks = [\"packs/p\"]\ncallback_budget = \"100ms\"\n[bots.main]\nbehaviors = [\"loop\"]\nceiling = [\"exec\"]\n"), 0o644)
+	start := time.Now()
+	code, m, stderr = hookRaw(t, dir, preBash)
+	if d, r := decision(m); code != 0 || d != "deny" || !strings.Contains(r, "loop.lua") || time.Since(start) > 20*time.Second {
+		t.Errorf("loop: %d %v %q (%s)", code, m, stderr, time.Since(start))
+	}
+	// the store is intact: the next event of the session is answered
+	code, m, stderr = hookRaw(t, dir, `{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"t2","tool_input":{"command":"ls"},"tool_response":"x"}`)
+	if code != 0 || strings.Contains(stderr, "attune hook claude:") {
+		t.Errorf("after the loop: %d %v %q", code, m, stderr)
+	}
+	// --timeout bounds the wait for a busy session
+	unlock, err := lockSession(t.Context(), lockDir(mustConfig(t, filepath.Join(dir, "attune.toml"))), "claude/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	code, m, stderr = hookRaw(t, dir, preBash, "--timeout", "300ms")
+	unlock()
+	if d, r := decision(m); code != 0 || d != "deny" || !strings.Contains(r, "busy") && !strings.Contains(r, "within 300ms") || time.Since(start) > 10*time.Second {
+		t.Errorf("busy: %d %v %q (%s)", code, m, stderr, time.Since(start))
+	}
+}

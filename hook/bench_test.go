@@ -1,0 +1,120 @@
+package hook
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Benchmarks of one hook event, end to end as the agent pays for it: a
+// fresh process (exec, event on stdin, answer on stdout) or a POST to
+// `attune hook serve`. The baselines are trivial python3 and node hooks
+// reading the same event, measured in the same run:
+//
+//	go test ./hook -run XXX -bench Hook -benchtime 50x -count 5
+
+// benchProject writes a config whose bot runs the given programs (none:
+// no guard or hook matches the event) on the SQLite store.
+func benchProject(b *testing.B, behaviors string, programs map[string]string) string {
+	b.Helper()
+	dir := b.TempDir()
+	os.MkdirAll(filepath.Join(dir, "packs", "p"), 0o755)
+	for name, src := range programs {
+		os.WriteFile(filepath.Join(dir, "packs", "p", name), []byte(src), 0o644)
+	}
+	cfg := filepath.Join(dir, "attune.toml")
+	os.WriteFile(cfg, []byte(`[engine]
+packs = ["packs/p"]
+[bots.main]
+behaviors = [`+behaviors+`]
+ceiling = ["read", "write", "exec"]
+`), 0o644)
+	return cfg
+}
+
+func preEvent(k int) []byte {
+	return []byte(fmt.Sprintf(`{"hook_event_name":"PreToolUse","session_id":"bench","cwd":"/w","tool_name":"Bash","tool_use_id":"toolu_%d","tool_input":{"command":"go test ./...","description":"test"}}`, k))
+}
+
+func execHook(b *testing.B, args []string, event []byte) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin = bytes.NewReader(event)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil || out.Len() == 0 {
+		b.Fatalf("%v: %v (%q)", args, err, out.String())
+	}
+}
+
+func benchProcess(b *testing.B, cfg string) {
+	args := []string{attuneBin, "hook", "claude", "--config", cfg}
+	execHook(b, args, []byte(`{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"go"}`))
+	b.ResetTimer()
+	for k := range b.N {
+		execHook(b, args, preEvent(k))
+	}
+}
+
+// BenchmarkHookProcessNoMatch: a fresh attune process per event, no
+// guard or hook matches the tool.
+func BenchmarkHookProcessNoMatch(b *testing.B) {
+	benchProcess(b, benchProject(b, "", nil))
+}
+
+// BenchmarkHookProcessLuaGuard: a fresh attune process per event, one Lua
+// guard on the tool, the SQLite store.
+func BenchmarkHookProcessLuaGuard(b *testing.B) {
+	benchProcess(b, benchProject(b, `"g"`, map[string]string{"g.lua": `
+guard.tool("claude/Bash", function(call, invoke)
+  if string.find(call.args.command, "rm -rf", 1, true) then return refuse("no") end
+  return invoke()
+end)`}))
+}
+
+// BenchmarkHookServe: the same event and guard through `attune hook serve`.
+func BenchmarkHookServe(b *testing.B) {
+	cfg := benchProject(b, `"g"`, map[string]string{"g.lua": `
+guard.tool("claude/Bash", function(call, invoke)
+  if string.find(call.args.command, "rm -rf", 1, true) then return refuse("no") end
+  return invoke()
+end)`})
+	addr := startServe(b, cfg)
+	url := "http://" + addr + HTTPPath
+	post := func(event []byte) {
+		resp, err := http.Post(url, "application/json", bytes.NewReader(event))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var out bytes.Buffer
+		out.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || out.Len() == 0 {
+			b.Fatalf("%d %q", resp.StatusCode, out.String())
+		}
+	}
+	post([]byte(`{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"go"}`))
+	b.ResetTimer()
+	for k := range b.N {
+		post(preEvent(k))
+	}
+}
+
+// BenchmarkHookPython3: the baseline, a trivial python3 hook.
+func BenchmarkHookPython3(b *testing.B) {
+	args := []string{"python3", "-c", `import json, sys; e = json.load(sys.stdin); print("{}")`}
+	for k := range b.N {
+		execHook(b, args, preEvent(k))
+	}
+}
+
+// BenchmarkHookNode: the baseline, a trivial node hook.
+func BenchmarkHookNode(b *testing.B) {
+	args := []string{"node", "-e", `let s = ""; process.stdin.on("data", d => s += d).on("end", () => { JSON.parse(s); console.log("{}") })`}
+	for k := range b.N {
+		execHook(b, args, preEvent(k))
+	}
+}
