@@ -98,6 +98,9 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // answerEvent finds the configuration, opens the runtime and answers.
 func answerEvent(ctx context.Context, d hook.Dialect, ev hook.Event, cfgFlag string, stderr io.Writer) hook.Answer {
+	if ev.Kind == hook.Other { // nothing to decide: answer before opening anything
+		return hook.Answer{}
+	}
 	cwd, _ := os.Getwd()
 	path, err := hook.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
 	if err == nil {
