@@ -336,3 +336,51 @@ end)`})
 		t.Fatalf("requests: %d\n%s", len(reqs), requestText(reqs[len(reqs)-1]))
 	}
 }
+
+// A subagent runs as a child instance with the bot its agent_type maps to:
+// the scout's guard refuses the subagent's Read; the main bot has none.
+func TestClaudeSubagentBot(t *testing.T) {
+	p := newProject(t, `
+[bots.main]
+behaviors = ["p"]
+ceiling = ["read", "write", "exec", "spawn"]
+[bots.scout]
+behaviors = ["s"]
+ceiling = ["read"]
+[harness.claude.agents]
+Explore = "scout"
+`, map[string]string{
+		"p.lua": `hook.tool("claude/Read", {post = function(c, out) return "main read " .. c.args.file_path end})`,
+		"s.lua": `guard.tool("claude/Read", function(call, invoke) return refuse("the scout may not read " .. call.args.file_path) end)`,
+	})
+	f := filepath.Join(p.dir, "f.txt")
+	os.WriteFile(f, []byte("x"), 0o644)
+	api := newFakeAPI(t, func(n int, req map[string]any) []block {
+		text := requestText(req)
+		switch {
+		case strings.Contains(text, "SUBAGENT-PROMPT") && strings.Contains(text, "toolu_sub"):
+			return []block{{Text: "subagent done"}}
+		case strings.Contains(text, "SUBAGENT-PROMPT") && !strings.Contains(text, "toolu_task"):
+			return []block{{Tool: "Read", ID: "toolu_sub", Input: map[string]any{"file_path": f}}}
+		case strings.Contains(text, "toolu_main"):
+			return []block{{Text: "all done"}}
+		case strings.Contains(text, "toolu_task"):
+			return []block{{Tool: "Read", ID: "toolu_main", Input: map[string]any{"file_path": f}}}
+		}
+		return []block{{Tool: "Agent", ID: "toolu_task", Input: map[string]any{"description": "look", "prompt": "SUBAGENT-PROMPT read f.txt", "subagent_type": "Explore"}}}
+	})
+	p.run(t, api, "go", "--allowedTools", "Read,Agent")
+	var sub, main bool
+	for _, r := range api.requests() {
+		text := requestText(r)
+		if strings.Contains(text, "toolu_sub") && strings.Contains(text, "the scout may not read "+f) {
+			sub = true
+		}
+		if strings.Contains(text, "toolu_main") && strings.Contains(text, "main read "+f) && !strings.Contains(text, "may not read "+f+`","is_error":true,"tool_use_id":"toolu_main`) {
+			main = true
+		}
+	}
+	if !sub || !main {
+		t.Fatalf("the subagent's Read refused by the scout: %v; the main agent's Read diagnosed by main: %v", sub, main)
+	}
+}
