@@ -49,6 +49,9 @@
 //     owner actions. Sessions do not wait for each other: two sessions
 //     committing to one project owner at once are told stale-revision (the
 //     engine's optimistic concurrency); a behavior retries the method.
+//   - `hook serve` keeps instances warm between events (Options.Warm): it
+//     must answer all of its sessions' events, not share them with command
+//     hooks of another process.
 //   - With no opinion attune answers no decision, never "allow": allowing
 //     would skip the agent's own permission rules.
 //   - Bad input (not JSON, an unknown event) is answered with no decision
