@@ -298,3 +298,29 @@ func TestServeEOFWithPendingCallback(t *testing.T) {
 		t.Fatalf("the request in flight: %v", r)
 	}
 }
+
+// The engine's fast path (no guard, no hook, the configuration's floor, no
+// turn) hands host/core the request's own ctx: the callback still gets the
+// host_timeout deadline.
+func TestServeFastPathTimeout(t *testing.T) {
+	p := newPeer(t, peerConfig, map[string]string{"p.lua": peerProgram}, Options{}, nil)
+	p.call("initialize", map[string]any{"host_timeout_ms": 200})
+	p.call("tools/register", map[string]any{"path": "fs/plain", "effects": []string{"read"}})
+	p.call("start", map[string]any{"instance": "a", "bot": "main"})
+	p.mu.Lock()
+	p.handler = func(method string, params map[string]any) (any, *rpcError) {
+		if params["args"] == "hang" {
+			time.Sleep(time.Hour)
+		}
+		return "ok", nil
+	}
+	p.mu.Unlock()
+	t0 := time.Now()
+	out := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": "hang"})
+	if out["status"] != "failed" || out["code"] != "host-timeout" || time.Since(t0) > 5*time.Second {
+		t.Fatalf("%v", out)
+	}
+	if out := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 1}); out["status"] != "ok" {
+		t.Fatalf("after: %v", out)
+	}
+}

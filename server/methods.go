@@ -133,6 +133,17 @@ func decodeParams(method string, sp spec, raw json.RawMessage) (*params, *rpcErr
 		return nil, invalid(unknown[0], "unknown param %q (this method takes: %s)", unknown[0], strings.Join(names, ", "))
 	}
 	var p params
+	if len(fields) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&p) == nil {
+			if err := checkInstance(method, sp, &p, invalid); err != nil {
+				return nil, err
+			}
+			return &p, nil
+		}
+		p = params{} // find the param at fault, one by one
+	}
 	for k, v := range fields {
 		if string(v) == "null" {
 			continue
@@ -148,10 +159,17 @@ func decodeParams(method string, sp spec, raw json.RawMessage) (*params, *rpcErr
 			return nil, invalid(k, "param %q: %v", k, err)
 		}
 	}
-	if sp.instance && p.Instance == "" {
-		return nil, invalid("instance", "param \"instance\" must be a non-empty string")
+	if err := checkInstance(method, sp, &p, invalid); err != nil {
+		return nil, err
 	}
 	return &p, nil
+}
+
+func checkInstance(method string, sp spec, p *params, invalid func(param, format string, args ...any) *rpcError) *rpcError {
+	if sp.instance && p.Instance == "" {
+		return invalid("instance", "param \"instance\" must be a non-empty string")
+	}
+	return nil
 }
 
 func jsonType(goType string) string {

@@ -498,6 +498,25 @@ func (s *Server) floor(ctx context.Context, c engine.FloorCall) (string, bool) {
 
 // core is the core of every tool the client registers (host/core).
 func (s *Server) core(ctx context.Context, c engine.CoreCall) (any, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		// the engine's fast path hands the core the request's own ctx:
+		// the client gets the same deadline as on every other path
+		if e := s.Engine(); e != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, e.HostTimeout())
+			defer cancel()
+			res, err := s.callCore(ctx, c)
+			if err != nil && ctx.Err() == context.DeadlineExceeded {
+				return nil, &engine.Error{Code: engine.CodeHostTimeout, Err: err,
+					Message: fmt.Sprintf("host-timeout: host tool %s did not answer within %v", c.Path, e.HostTimeout())}
+			}
+			return res, err
+		}
+	}
+	return s.callCore(ctx, c)
+}
+
+func (s *Server) callCore(ctx context.Context, c engine.CoreCall) (any, error) {
 	var v any
 	err := s.call(ctx, "host/core", callParams(c.Instance, c.Session, c.CallID, c.Path, c.Args, c.Marks), &v)
 	return v, err
