@@ -50,6 +50,27 @@ behaviors = ["p"]
 ceiling = ["read", "write", "exec"]
 `
 
+// A round guard's refusal blocks the prompt too, and leaves no turn open.
+func TestPromptRoundGuard(t *testing.T) { // R3.3
+	r, _ := setup(t, mainBot, map[string]string{"p.lua": `
+guard.round(function(b, invoke)
+  if b.input == "later" then return refuse("not in this round") end
+  return invoke()
+end)`})
+	a := send(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"later"}`)
+	if a.Decision != "block" || a.Reason != "not in this round" {
+		t.Fatalf("refused round: %+v", a)
+	}
+	inst, err := r.instance(context.Background(), r.cfg.Hook("claude"), "claude/s", Event{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+	if _, _, inTurn, inRound := inst.Turn(); inTurn || inRound {
+		t.Fatalf("open after a refused round: turn %v round %v", inTurn, inRound)
+	}
+}
+
 func TestPromptTurnAndNotes(t *testing.T) {
 	r, _ := setup(t, mainBot, map[string]string{"p.lua": `
 guard.turn(function(b, invoke)
@@ -289,5 +310,35 @@ func TestClaudeDialect(t *testing.T) {
 	}
 	if s := string(c.Render(Event{Kind: Other, Name: "Notification"}, Answer{})); s != "{}" {
 		t.Errorf("other: %s", s)
+	}
+}
+
+// SubagentStop ends the child instance's round: an activating note of the
+// subagent's bot keeps the subagent going once.
+func TestSubagentStop(t *testing.T) { // R3.6
+	r, _ := setup(t, mainBot+`
+[bots.scout]
+behaviors = ["s"]
+ceiling = ["read"]
+[harness.claude.agents]
+Explore = "scout"
+`, map[string]string{
+		"p.lua": ``,
+		"s.lua": `hook.round("end", function(b)
+  if not b.activated then notify("scout: cite the files you read", "activating") end
+end)`,
+	})
+	send(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"p"}`)
+	a := send(t, r, `{"hook_event_name":"SubagentStop","session_id":"s","agent_id":"a1","agent_type":"Explore","stop_hook_active":false,"last_assistant_message":"found it"}`)
+	if a.Decision != "block" || a.Reason != "scout: cite the files you read" {
+		t.Fatalf("first subagent stop: %+v", a)
+	}
+	a = send(t, r, `{"hook_event_name":"SubagentStop","session_id":"s","agent_id":"a1","agent_type":"Explore","stop_hook_active":true,"last_assistant_message":"found it in x.go"}`)
+	if a.Decision != "" {
+		t.Fatalf("second subagent stop: %+v", a)
+	}
+	// the main session's turn is untouched
+	if a := send(t, r, `{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`); a.Decision != "" {
+		t.Fatalf("main stop: %+v", a)
 	}
 }
