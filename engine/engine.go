@@ -93,6 +93,8 @@ type Options struct {
 	// HostTimeout overrides [engine] host_timeout: how long one host
 	// callback (Read, Floor, a host core) may take.
 	HostTimeout time.Duration
+	// Libraries expose the host's own Go values to behaviors (HostLibrary).
+	Libraries []HostLibrary
 	// Notes, when set, hears of every note as it is emitted (not in a
 	// replay), with the emitting instance. Called on the emitting
 	// goroutine: it must return quickly and not call into the engine.
@@ -115,6 +117,7 @@ type Engine struct {
 	obs       Observer
 	hostWait  time.Duration // host_timeout
 	onNote    func(string, Note)
+	lib       *luabind.Library // the forms, invoke and the host's libraries
 
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry
@@ -159,6 +162,14 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		e.budget = time.Second
 	}
 	e.onNote = o.Notes
+	e.lib = formsLib()
+	if len(o.Libraries) > 0 {
+		host, err := hostFuncs(o.Libraries)
+		if err != nil {
+			return nil, err
+		}
+		e.lib = luabind.NewLibrary(append(append(append([]*luabind.Func(nil), forms...), invokeFunc), host...))
+	}
 	e.hostWait = o.HostTimeout
 	if e.hostWait <= 0 {
 		e.hostWait = o.Config.Engine.HostTimeout

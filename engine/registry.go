@@ -128,9 +128,9 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 		},
 	})
 	r.st.Owner = r
-	r.st.Open(formsLib())
+	r.st.Open(e.lib)
 	r.cfgLua = r.st.ToLua(cfg)
-	r.invokeFn = formsLib().Func(invokeFunc)
+	r.invokeFn = e.lib.Func(invokeFunc)
 	r.refuseMT = r.st.L.CreateTable(0, 0)
 	r.retryMT = r.st.L.CreateTable(0, 0)
 	fr := &frame{reg: r, ctx: ctx, inst: set.inst}
