@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,6 +92,84 @@ ceiling = ["read"]
 				b.ReportMetric(float64(cpu1-cpu0)/float64(n), "cpu-ns/op")
 			}
 		})
+	}
+}
+
+// BenchmarkToolCallPaired calls the same three ways in turn within each
+// iteration (direct, through the proxy on the memory store, on SQLite), so
+// that the load of a shared machine falls on all three alike, and reports
+// the median of each way, the medians' ratios to direct and the medians'
+// additions over direct.
+//
+//	go test ./mcpproxy -run XXX -bench ToolCallPaired -count 3 -benchtime 2000x
+func BenchmarkToolCallPaired(b *testing.B) {
+	dir, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	file := filepath.Join(work, "small.txt")
+	writeFileB(b, file, "a small file\n")
+	writeFileB(b, filepath.Join(dir, "pack", "guard.lua"), `
+guard.tool("mcp/fs/read_text_file", function(c, invoke)
+  if c.args.path:find("%.%.") then return refuse("no .. in paths") end
+  return invoke()
+end)
+`)
+	conf := func(name, store string) string {
+		p := filepath.Join(dir, name+".toml")
+		writeFileB(b, p, "[engine]\nstore = \""+store+"\"\npacks = [\"pack\"]\n[harness.mcp.tools]\n\"mcp/fs/*\" = [\"read\"]\n[bots.main]\nbehaviors = [\"guard\"]\nceiling = [\"read\"]\n")
+		return p
+	}
+	server, bin := fsServer(b), attuneBin.get(b)
+	ways := []struct {
+		name string
+		cmd  []string
+	}{
+		{"direct", []string{"node", server, work}},
+		{"memory", []string{bin, "mcp", "--config", conf("memory", "memory:"), "--name", "fs", "--", "node", server, work}},
+		{"sqlite", []string{bin, "mcp", "--config", conf("sqlite", filepath.Join(dir, "state.db")), "--name", "fs", "--", "node", server, work}},
+	}
+	ctx := context.Background()
+	sessions := make([]*mcp.ClientSession, len(ways))
+	for k, w := range ways {
+		client := mcp.NewClient(&mcp.Implementation{Name: "attune-bench", Version: "1"}, nil)
+		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(w.cmd[0], w.cmd[1:]...)}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		sessions[k] = s
+	}
+	params := &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": file}}
+	call := func(s *mcp.ClientSession) time.Duration {
+		start := time.Now()
+		res, err := s.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("%v %+v", err, res)
+		}
+		return time.Since(start)
+	}
+	for range 20 {
+		for _, s := range sessions {
+			call(s)
+		}
+	}
+	times := make([][]time.Duration, len(ways))
+	for b.Loop() {
+		for k, s := range sessions {
+			times[k] = append(times[k], call(s))
+		}
+	}
+	med := make([]float64, len(ways))
+	for k := range ways {
+		slices.Sort(times[k])
+		med[k] = float64(times[k][len(times[k])/2])
+		b.ReportMetric(med[k]/1e3, ways[k].name+"-µs")
+	}
+	for k := 1; k < len(ways); k++ {
+		b.ReportMetric(med[k]/med[0], ways[k].name+"/direct")
+		b.ReportMetric((med[k]-med[0])/1e3, ways[k].name+"-added-µs")
 	}
 }
 
