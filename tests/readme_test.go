@@ -3,10 +3,14 @@ package tests
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"attune/config"
+	"attune/engine"
 	"attune/scenario"
+	"attune/store"
 )
 
 // The README's scenario and its first behavior are the ones a QA engineer
@@ -90,5 +94,52 @@ expect = { notes = [{ kind = "ambient", text = "round 1 finished" }] }
 	}
 	if res := scenario.Run(context.Background(), sc); !res.Passed {
 		t.Errorf("the README's Scheme behavior fails:\n%s", res.Failure)
+	}
+}
+
+// The README's host config, with the README's first Lua behavior in
+// packs/mine, loads and starts its bot as written (a grant must name a
+// method of a program the bot selects).
+func TestReadmeConfig(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(fence, prefix string) string {
+		for _, b := range strings.Split(string(data), fence)[1:] {
+			if text := b[:strings.Index(b, "```")]; strings.HasPrefix(text, prefix) {
+				return text
+			}
+		}
+		t.Fatalf("the README has no %s block starting with %q", fence, prefix)
+		return ""
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "packs", "mine"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"attune.toml":            block("```toml\n", "# attune.toml"),
+		"packs/mine/careful.lua": block("```lua\n", "-- packs/mine/careful.lua"),
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Load(filepath.Join(dir, "attune.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: store.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, bot := range cfg.BotOrder {
+		if _, err := e.Start(ctx, engine.StartOptions{ID: "readme-" + bot, Bot: bot}); err != nil {
+			t.Errorf("the README's config: bot %s does not start: %v", bot, err)
+		}
 	}
 }
