@@ -294,16 +294,16 @@ func (e *Engine) project() string {
 func (s *regSet) resolveOwner(addr string) (ownerRef, error) {
 	name, scope, err := splitOwner(addr)
 	if err != nil {
-		return ownerRef{}, fmt.Errorf("owner: %v", err)
+		return ownerRef{}, errorf(CodeOwner, "owner: %v", err)
 	}
 	rd, ok := s.reducers[name]
 	if !ok {
-		return ownerRef{}, fmt.Errorf("owner: no program of the pin of instance %s declares owner %s", s.instance, name)
+		return ownerRef{}, errorf(CodeOwner, "owner: no program of the pin of instance %s declares owner %s", s.instance, name)
 	}
 	if scope == "" {
 		scope = rd.scopes[0]
 	} else if !hasScope(rd.scopes, scope) {
-		return ownerRef{}, fmt.Errorf("owner: %s is declared with scope %s (at %s), not %s", name, strings.Join(rd.scopes, ", "), rd.pos, scope)
+		return ownerRef{}, errorf(CodeOwner, "owner: %s is declared with scope %s (at %s), not %s", name, strings.Join(rd.scopes, ", "), rd.pos, scope)
 	}
 	o := ownerRef{addr: name + "@" + scope, name: name, scope: scope, rd: rd}
 	switch scope {
