@@ -269,7 +269,7 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 		p.mu.Unlock()
 	}
 	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "attune mcp: unknown tool " + c.Name}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + c.Name}
 	}
 	var args any = map[string]any{}
 	if len(c.Arguments) > 0 && string(c.Arguments) != "null" {
