@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"attune/config"
+	"attune/hook"
 )
 
 // The project's documentation stands alone: a clone has nothing beside the
@@ -23,6 +26,25 @@ func TestDocsStandAlone(t *testing.T) {
 			if strings.Contains(string(data), bad) {
 				t.Errorf("%s mentions %s, which a clone of the project does not have", f, bad)
 			}
+		}
+	}
+}
+
+// Every hook dialect's tool paths are in the README: a bot author must know
+// the path a guard names (claude/NAME, codex/NAME, ...).
+func TestReadmeHookToolPaths(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range config.HookDialects {
+		d, ok := hook.Dialects(name)
+		if !ok {
+			t.Fatalf("no hook dialect %s", name)
+		}
+		path := strings.TrimSuffix(d.ToolPath("NAME"), "NAME") + "NAME"
+		if !strings.Contains(string(data), "`"+path+"`") {
+			t.Errorf("the README does not say that %s's tools are at `%s`", name, path)
 		}
 	}
 }
