@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,38 @@ func TestReadmeHookToolPaths(t *testing.T) {
 		path := strings.TrimSuffix(d.ToolPath("NAME"), "NAME") + "NAME"
 		if !strings.Contains(string(data), "`"+path+"`") {
 			t.Errorf("the README does not say that %s's tools are at `%s`", name, path)
+		}
+	}
+}
+
+// Every field of a result record in docs/protocol.schema.json is named in
+// docs/protocol.md, which calls itself the whole contract.
+func TestProtocolDocNamesEveryResultField(t *testing.T) {
+	doc, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../docs/protocol.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Defs map[string]struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, def := range []string{"outcome", "methodOutcome", "boundary", "note"} {
+		d, ok := schema.Defs[def]
+		if !ok || len(d.Properties) == 0 {
+			t.Fatalf("the schema has no $defs.%s with properties", def)
+		}
+		for field := range d.Properties {
+			if !strings.Contains(string(doc), "`"+field+"`") {
+				t.Errorf("docs/protocol.md does not name %s's field `%s`", def, field)
+			}
 		}
 	}
 }
