@@ -9,7 +9,7 @@ import (
 
 // lowerCmd prints the Lua a Scheme-style program lowers to (SPEC R7.5).
 func lowerCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
+	if len(args) != 1 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, "usage: attune lower FILE.scm")
 		return 2
 	}
