@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -11,6 +13,45 @@ func TestLowerHelp(t *testing.T) {
 		code, _, errOut := run("lower", arg)
 		if code != 2 || !strings.Contains(errOut, "usage: attune lower FILE.scm") || strings.Contains(errOut, "no such file") {
 			t.Errorf("lower %s: exit %d, stderr %q", arg, code, errOut)
+		}
+	}
+}
+
+// The README's CLI table has a row for every command, and the row of each
+// command whose flags come from package flag names every one of them.
+func TestReadmeCLITable(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "| `attune "); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			name = strings.TrimSuffix(name, "`")
+			rows[name] += line + "\n"
+		}
+	}
+	flagLine := regexp.MustCompile(`(?m)^  -(\S+)`)
+	for name := range commands {
+		row, ok := rows[name]
+		if !ok {
+			t.Errorf("the README's CLI table has no row for attune %s", name)
+			continue
+		}
+		if name == "hook" || name == "mcp" {
+			continue // their own usage text, not package flag's
+		}
+		_, _, errOut := run(name, "--help")
+		for _, m := range flagLine.FindAllStringSubmatch(errOut, -1) {
+			f := m[1]
+			dashes := "--"
+			if len(f) == 1 {
+				dashes = "-"
+			}
+			if !strings.Contains(row, "`"+dashes+f) && !strings.Contains(row, "["+dashes+f) {
+				t.Errorf("the README's row for attune %s does not name its flag %s%s:\n%s", name, dashes, f, row)
+			}
 		}
 	}
 }
