@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -149,7 +150,8 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 	in := hook.Install{HTTP: *httpAddr}
 	if in.HTTP != "" {
 		if err := hook.CheckListen(in.HTTP, false); err != nil {
-			fmt.Fprintln(stderr, "attune hook install:", err)
+			// CheckListen speaks of serve's --listen; here the address is --http
+			fmt.Fprintln(stderr, "attune hook install:", strings.Replace(err.Error(), "--listen "+in.HTTP, "--http "+in.HTTP, 1))
 			return 2
 		}
 	} else {
