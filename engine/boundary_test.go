@@ -229,7 +229,7 @@ func TestNoStateLeakAcrossAttunes(t *testing.T) {
 	ctx := context.Background()
 	e := testEngine(t, "[bots.main]\nbehaviors = [\"a\"]\n", map[string]string{"a.lua": `hook.round("end", function(b) end)`})
 	i := start(t, e, "x", "main")
-	before := liveStates.Load()
+	before := e.liveStates.Load()
 	for k := 0; k < 1000; k++ {
 		if err := i.Attune(ctx); err != nil {
 			t.Fatal(err)
@@ -237,7 +237,7 @@ func TestNoStateLeakAcrossAttunes(t *testing.T) {
 		ok(t)(i.BeginTurn(ctx, TurnInput{}))
 		ok(t)(i.EndTurn(ctx))
 	}
-	if after := liveStates.Load(); after != before {
+	if after := e.liveStates.Load(); after != before {
 		t.Fatalf("live Lua states: %d before, %d after 1000 re-attunements", before, after)
 	}
 }

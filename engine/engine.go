@@ -132,6 +132,9 @@ type Engine struct {
 	calls     *callsBehind // query call records on their way to the store
 	workers   *workerPool  // run boundary hooks of several registries at once
 	seq       atomic.Int64
+	// liveStates counts the Lua states of this engine's registries that are
+	// open (tests watch it for leaks).
+	liveStates atomic.Int64
 }
 
 type protoEntry struct {

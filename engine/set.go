@@ -56,9 +56,6 @@ func (s *regSet) pinBlob(ctx context.Context) (string, error) {
 	return s.pinSHA, s.pinErr
 }
 
-// liveStates counts Lua states open in this process (tests watch it for leaks).
-var liveStates atomic.Int64
-
 // newSet loads every program of a pin, in pin order (R1.1), then checks
 // require (R1.9) and grants (R8.2). A failure closes what was loaded and
 // fails only this instance (R1.12).
@@ -77,7 +74,7 @@ func (e *Engine) newSet(ctx context.Context, inst *Instance, p *pin.Pin) (*regSe
 			s.closeAll()
 			return nil, err
 		}
-		liveStates.Add(1)
+		e.liveStates.Add(1)
 		s.regs = append(s.regs, r)
 	}
 	if err := s.index(); err != nil {
@@ -178,13 +175,13 @@ func (s *regSet) release() {
 func (s *regSet) closeAll() {
 	for _, r := range s.regs {
 		r.close()
-		liveStates.Add(-1)
+		s.engine.liveStates.Add(-1)
 	}
 	s.regs = nil
 	s.cmdMu.Lock()
 	for _, r := range s.commands {
 		r.close()
-		liveStates.Add(-1)
+		s.engine.liveStates.Add(-1)
 	}
 	s.commands = nil
 	s.cmdMu.Unlock()
@@ -215,7 +212,7 @@ func (s *regSet) command(ctx context.Context, name string) (*registry, error) {
 		r.close()
 		return nil, fmt.Errorf("command file %s declares no define/command", c.File)
 	}
-	liveStates.Add(1)
+	s.engine.liveStates.Add(1)
 	s.commands[name] = r
 	return r, nil
 }

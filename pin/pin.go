@@ -78,13 +78,16 @@ type Pack struct {
 // Packs is the search order.
 type Packs []Pack
 
-// Exts are the program languages, in the order a pack is searched.
-var Exts = []string{".lua", ".scm"}
+// The program languages: a pack is searched for NAME.lua, then NAME.scm.
+const (
+	LuaExt    = ".lua"
+	SchemeExt = ".scm"
+)
 
 // Find returns the first pack and file name holding program NAME.
 func (ps Packs) Find(name string) (Pack, string, bool) {
 	for _, p := range ps {
-		for _, ext := range Exts {
+		for _, ext := range [...]string{LuaExt, SchemeExt} {
 			if st, err := fs.Stat(p.FS, name+ext); err == nil && !st.IsDir() {
 				return p, name + ext, true
 			}
