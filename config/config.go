@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"attune/luabind"
 )
 
 // Defaults.
@@ -85,27 +87,9 @@ func (b *Bot) ConfigFor(program string) map[string]any {
 	t := b.Config[program]
 	out := make(map[string]any, len(t))
 	for k, v := range t {
-		out[k] = copyPlain(v)
+		out[k] = luabind.CopyPlain(v)
 	}
 	return out
-}
-
-func copyPlain(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(v))
-		for k, e := range v {
-			m[k] = copyPlain(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(v))
-		for i, e := range v {
-			l[i] = copyPlain(e)
-		}
-		return l
-	}
-	return v
 }
 
 // Default returns the configuration of an empty file in dir: the store

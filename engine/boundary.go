@@ -77,9 +77,9 @@ func (b *bchain) step(k int) Outcome {
 	v, reason := verdictOther, ""
 	rt := recordTable(r, b.rec)
 	err = r.run(fr, luabind.Callback, g.fn, 1, rt, r.invokeFn)
-	r.recs.put(rt)
+	r.recs.Put(rt)
 	if gr.outTab != nil {
-		r.outs.put(gr.outTab)
+		r.outs.Put(gr.outTab)
 	}
 	if err == nil {
 		v, reason = guardVerdict(r, st.L.Get(-1))
@@ -107,21 +107,21 @@ func (b *bchain) step(k int) Outcome {
 // handler added keys of its own.
 func recordTable(r *registry, rec map[string]any) *lua.LTable {
 	st := r.st
-	t := r.recs.get(st.L, boundaryFields)
+	t := r.recs.Get(st.L, boundaryFields)
 	for _, k := range boundaryFields {
 		v, ok := rec[k]
 		if !ok {
-			set(t, k, lua.LNil)
+			luabind.SetField(t, k, lua.LNil)
 			continue
 		}
 		switch x := v.(type) {
 		case lua.LValue:
-			set(t, k, x)
+			luabind.SetField(t, k, x)
 		case bool:
-			set(t, k, lua.LBool(x))
+			luabind.SetField(t, k, lua.LBool(x))
 		case float64:
 			if x >= 0 && x < float64(len(lvSmall)) && x == float64(int(x)) {
-				set(t, k, lvSmall[int(x)])
+				luabind.SetField(t, k, lvSmall[int(x)])
 			} else {
 				t.RawSetString(k, lua.LNumber(x))
 			}
@@ -201,7 +201,7 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 		if err == nil {
 			rt := recordTable(r, rec)
 			err = r.run(fr, luabind.Callback, h.fn, 0, rt)
-			r.recs.put(rt)
+			r.recs.Put(rt)
 			r.unlock(owned)
 		}
 		results[k].err = err
@@ -274,7 +274,7 @@ func (i *Instance) postFailBoundary(ctx context.Context, h *hookDecl, rec map[st
 	}
 	defer r.unlock(owned)
 	rt := recordTable(r, rec)
-	defer r.recs.put(rt)
+	defer r.recs.Put(rt)
 	if err := r.run(fr, luabind.Callback, h.postFail, 0, rt, failureTable(st, out, false)); err != nil {
 		i.e.log.Warn("post-fail hook failed", "program", r.program, "error", err)
 	}

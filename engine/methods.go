@@ -161,7 +161,7 @@ func fPropose(s *luabind.State) int {
 	}
 	m, ok := a.(map[string]any)
 	if !ok {
-		s.L.RaiseError("propose: an action is a table with a string field type, got %s", kindOf(a))
+		s.L.RaiseError("propose: an action is a table with a string field type, got %s", luabind.KindOf(a))
 	}
 	if t, ok := m["type"].(string); !ok || t == "" {
 		s.L.RaiseError("propose: an action is a table with a string field type")

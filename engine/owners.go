@@ -47,13 +47,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -644,9 +641,11 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 	var cur lua.LValue
 	var ferr error
 	var at, end int
-	var dec *jsonLua
+	var dec *luabind.JSONDecoder
+	var members []luabind.JSONMember
 	if src.entries != nil {
-		dec = newJSONLua(st)
+		dec = luabind.NewJSONDecoder(st)
+		members = make([]luabind.JSONMember, 0, 2)
 	}
 	driver := L.NewFunction(func(L *lua.LState) int {
 		for ; at < end; at++ {
@@ -659,8 +658,7 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 					continue
 				}
 				var err error
-				dec.reset(en.Data)
-				rev, action, err = dec.entry()
+				rev, action, err = entry(dec, en.Data, members)
 				if err != nil {
 					ferr = &foldError{fmt.Sprintf("reducer: owner %s entry %d: %v", o.addr, en.Seq, err)}
 					return 0
@@ -733,389 +731,36 @@ func encodeEntry(rev int, action any) ([]byte, error) {
 
 // decodeEntry reads {"rev": N, "action": ...} straight into Lua values.
 func decodeEntry(st *luabind.State, data []byte) (int, lua.LValue, error) {
-	d := jsonLua{st: st, b: data}
-	return d.entry()
+	return entry(luabind.NewJSONDecoder(st), data, nil)
 }
 
-// entry reads one stored entry: {"rev": N, "action": ...}.
-func (d *jsonLua) entry() (int, lua.LValue, error) {
-	d.ws()
-	if !d.eat('{') {
-		return 0, nil, d.fail("want an object")
+// entry reads one stored entry, {"rev": N, "action": ...}, with members as
+// scratch space.
+func entry(dec *luabind.JSONDecoder, data []byte, members []luabind.JSONMember) (int, lua.LValue, error) {
+	members, err := dec.DecodeMembers(data, members[:0])
+	if err != nil {
+		return 0, nil, err
 	}
 	rev := 0
 	var action lua.LValue = lua.LNil
 	seen := false
-	d.ws()
-	if !d.eat('}') {
-		for {
-			d.ws()
-			key, err := d.str()
-			if err != nil {
-				return 0, nil, err
+	for _, m := range members {
+		switch m.Key {
+		case "rev":
+			n, ok := m.Value.(lua.LNumber)
+			if !ok {
+				return 0, nil, errors.New("rev is not a number")
 			}
-			d.ws()
-			if !d.eat(':') {
-				return 0, nil, d.fail("want ':'")
-			}
-			v, err := d.value(0)
-			if err != nil {
-				return 0, nil, err
-			}
-			switch key {
-			case "rev":
-				n, ok := v.(lua.LNumber)
-				if !ok {
-					return 0, nil, errors.New("rev is not a number")
-				}
-				rev = int(n)
-			case "action":
-				action, seen = v, true
-			}
-			d.ws()
-			if d.eat(',') {
-				continue
-			}
-			if d.eat('}') {
-				break
-			}
-			return 0, nil, d.fail("want ',' or '}'")
+			rev = int(n)
+		case "action":
+			action, seen = m.Value, true
 		}
 	}
+	clear(members)
 	if !seen || rev < 1 {
 		return 0, nil, errors.New("not an action entry")
 	}
 	return rev, action, nil
-}
-
-// jsonLua decodes JSON into Lua values of one state without going through
-// Go maps: a cold fold decodes every action of a log. Short strings (keys,
-// action types) are interned for the length of one fold.
-type jsonLua struct {
-	st     *luabind.State
-	b      []byte
-	i      int
-	keys   map[string]string
-	values map[string]lua.LValue
-	kvs    []jsonMember // members of the objects being read
-}
-
-// jsonMember is one member of an object being decoded.
-type jsonMember struct {
-	k string
-	v lua.LValue
-}
-
-const maxIntern = 4096
-
-func newJSONLua(st *luabind.State) *jsonLua {
-	return &jsonLua{st: st, keys: map[string]string{}, values: map[string]lua.LValue{}}
-}
-
-// reset points the decoder at another document, keeping what it interned.
-func (d *jsonLua) reset(b []byte) {
-	d.b, d.i = b, 0
-}
-
-func (d *jsonLua) fail(msg string) error {
-	return fmt.Errorf("bad JSON at byte %d: %s", d.i, msg)
-}
-
-func (d *jsonLua) ws() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
-
-func (d *jsonLua) eat(c byte) bool {
-	if d.i < len(d.b) && d.b[d.i] == c {
-		d.i++
-		return true
-	}
-	return false
-}
-
-func (d *jsonLua) value(depth int) (lua.LValue, error) {
-	if depth > 100 {
-		return nil, d.fail("nested too deep")
-	}
-	d.ws()
-	if d.i >= len(d.b) {
-		return nil, d.fail("unexpected end")
-	}
-	L := d.st.L
-	switch c := d.b[d.i]; {
-	case c == '{':
-		d.i++
-		t := L.CreateTable(0, 1) // NewTable would reserve 32 slots of each kind
-
-		d.ws()
-		if d.eat('}') {
-			return t, nil
-		}
-		// The members are set in sorted key order (pairs() follows the
-		// order keys were set in): gathered on d.kvs first unless they
-		// arrive sorted, as the engine's own encoding writes them.
-		start := len(d.kvs)
-		sorted := true
-		for {
-			d.ws()
-			k, err := d.str()
-			if err != nil {
-				d.kvs = d.kvs[:start]
-				return nil, err
-			}
-			d.ws()
-			if !d.eat(':') {
-				d.kvs = d.kvs[:start]
-				return nil, d.fail("want ':'")
-			}
-			v, err := d.value(depth + 1)
-			if err != nil {
-				d.kvs = d.kvs[:start]
-				return nil, err
-			}
-			if n := len(d.kvs); n > start && d.kvs[n-1].k >= k {
-				sorted = false
-			}
-			d.kvs = append(d.kvs, jsonMember{k, v})
-			d.ws()
-			if d.eat(',') {
-				continue
-			}
-			if d.eat('}') {
-				kvs := d.kvs[start:]
-				if !sorted {
-					// a repeated key keeps its last value, as in the order read
-					slices.SortStableFunc(kvs, func(a, b jsonMember) int { return strings.Compare(a.k, b.k) })
-				}
-				for _, m := range kvs {
-					t.RawSetString(m.k, m.v)
-				}
-				clear(kvs)
-				d.kvs = d.kvs[:start]
-				return t, nil
-			}
-			d.kvs = d.kvs[:start]
-			return nil, d.fail("want ',' or '}'")
-		}
-	case c == '[':
-		d.i++
-		t := L.CreateTable(4, 0)
-		d.ws()
-		if d.eat(']') {
-			t.Metatable = d.st.ListMeta
-			return t, nil
-		}
-		for n := 1; ; n++ {
-			v, err := d.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			t.RawSetInt(n, v)
-			d.ws()
-			if d.eat(',') {
-				continue
-			}
-			if d.eat(']') {
-				return t, nil
-			}
-			return nil, d.fail("want ',' or ']'")
-		}
-	case c == '"':
-		return d.lstr()
-	case c == 't':
-		if bytes.HasPrefix(d.b[d.i:], []byte("true")) {
-			d.i += 4
-			return lua.LTrue, nil
-		}
-	case c == 'f':
-		if bytes.HasPrefix(d.b[d.i:], []byte("false")) {
-			d.i += 5
-			return lua.LFalse, nil
-		}
-	case c == 'n':
-		if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
-			d.i += 4
-			return lua.LNil, nil
-		}
-	case c == '-' || (c >= '0' && c <= '9'):
-		start := d.i
-		for d.i < len(d.b) {
-			switch d.b[d.i] {
-			case '-', '+', '.', 'e', 'E', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-				d.i++
-				continue
-			}
-			break
-		}
-		// small integers need no float parsing
-		if n, ok := smallInt(d.b[start:d.i]); ok {
-			return lua.LNumber(n), nil
-		}
-		f, err := strconv.ParseFloat(string(d.b[start:d.i]), 64)
-		if err != nil {
-			return nil, d.fail("bad number")
-		}
-		return lua.LNumber(f), nil
-	}
-	return nil, d.fail(fmt.Sprintf("unexpected %q", d.b[d.i]))
-}
-
-func smallInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 15 {
-		return 0, false
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
-}
-
-// str reads a JSON string at d.i.
-func (d *jsonLua) str() (string, error) {
-	if !d.eat('"') {
-		return "", d.fail("want a string")
-	}
-	start := d.i
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		if c == '"' {
-			b := d.b[start:d.i]
-			d.i++
-			if d.keys != nil && len(b) <= 32 {
-				if s, ok := d.keys[string(b)]; ok {
-					return s, nil
-				}
-				s := string(b)
-				if len(d.keys) < maxIntern {
-					d.keys[s] = s
-				}
-				return s, nil
-			}
-			return string(b), nil
-		}
-		if c == '\\' {
-			break
-		}
-		d.i++
-	}
-	// escapes: the slow way
-	out := append([]byte(nil), d.b[start:d.i]...)
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			return string(out), nil
-		case c == '\\':
-			if d.i+1 >= len(d.b) {
-				return "", d.fail("unterminated escape")
-			}
-			e := d.b[d.i+1]
-			d.i += 2
-			switch e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := d.hex4()
-				if !ok {
-					return "", d.fail("bad \\u escape")
-				}
-				if utf16.IsSurrogate(r) {
-					save := d.i
-					if d.i+1 < len(d.b) && d.b[d.i] == '\\' && d.b[d.i+1] == 'u' {
-						d.i += 2
-						if r2, ok := d.hex4(); ok {
-							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-								out = utf8.AppendRune(out, dec)
-								continue
-							}
-						}
-					}
-					d.i = save
-					r = utf8.RuneError
-				}
-				out = utf8.AppendRune(out, r)
-			default:
-				return "", d.fail("bad escape")
-			}
-		default:
-			out = append(out, c)
-			d.i++
-		}
-	}
-	return "", d.fail("unterminated string")
-}
-
-// lstr reads a string value, interning short ones as Lua values.
-func (d *jsonLua) lstr() (lua.LValue, error) {
-	if d.values != nil {
-		if j := bytes.IndexByte(d.b[d.i+1:], '"'); j >= 0 && j <= 32 {
-			b := d.b[d.i+1 : d.i+1+j]
-			if bytes.IndexByte(b, '\\') < 0 {
-				if v, ok := d.values[string(b)]; ok {
-					d.i += j + 2
-					return v, nil
-				}
-				s, err := d.str()
-				if err != nil {
-					return nil, err
-				}
-				v := lua.LValue(lua.LString(s))
-				if len(d.values) < maxIntern {
-					d.values[s] = v
-				}
-				return v, nil
-			}
-		}
-	}
-	s, err := d.str()
-	if err != nil {
-		return nil, err
-	}
-	return lua.LString(s), nil
-}
-
-func (d *jsonLua) hex4() (rune, bool) {
-	if d.i+4 > len(d.b) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(d.b[d.i:d.i+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	d.i += 4
-	return rune(n), true
 }
 
 // sessionOwnerLogs lists the logs of a session's owners.

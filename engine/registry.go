@@ -49,13 +49,13 @@ type registry struct {
 	cmdPos  string
 	cmdDecl *decl
 
-	invokeFn *lua.LFunction // the one invoke function of this state
-	refuseMT *lua.LTable    // marks what refuse() returns
-	retryMT  *lua.LTable    // marks what retry() returns
-	calls    tablePool      // recycled call records
-	outs     tablePool      // recycled outcome records
-	recs     tablePool      // recycled boundary records
-	empty    *lua.LTable    // the shared empty list of records (see emptyList)
+	invokeFn *lua.LFunction     // the one invoke function of this state
+	refuseMT *lua.LTable        // marks what refuse() returns
+	retryMT  *lua.LTable        // marks what retry() returns
+	calls    luabind.RecordPool // recycled call records
+	outs     luabind.RecordPool // recycled outcome records
+	recs     luabind.RecordPool // recycled boundary records
+	empty    *lua.LTable        // the shared empty list of records (see emptyList)
 }
 
 // decl is what every declaration has: an id on the lineage.

@@ -144,7 +144,7 @@ func (sc schema) check(root string, v any) error {
 		} else if v == nil {
 			m = map[string]any{}
 		} else {
-			return &SchemaError{Path: root, Want: "map", Got: kindOf(v)}
+			return &SchemaError{Path: root, Want: "map", Got: luabind.KindOf(v)}
 		}
 	}
 	return sc.checkFields(root, m)
@@ -220,9 +220,9 @@ func checkType(path, typ string, v any) error {
 	case "string":
 		_, ok = v.(string)
 	case "number":
-		_, ok = toNumber(v)
+		_, ok = luabind.ToNumber(v)
 	case "integer":
-		f, isNum := toNumber(v)
+		f, isNum := luabind.ToNumber(v)
 		ok = isNum && f == math.Trunc(f) && !math.IsInf(f, 0)
 	case "boolean":
 		_, ok = v.(bool)
@@ -238,29 +238,8 @@ func checkType(path, typ string, v any) error {
 		}
 	}
 	if !ok {
-		return &SchemaError{Path: path, Want: typ, Got: kindOf(v)}
+		return &SchemaError{Path: path, Want: typ, Got: luabind.KindOf(v)}
 	}
 	return nil
 }
 
-// kindOf names a plain value's type.
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "nil"
-	case bool:
-		return "boolean"
-	case float64:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "map"
-	}
-	if _, ok := toNumber(v); ok {
-		return "number"
-	}
-	return fmt.Sprintf("%T", v)
-}

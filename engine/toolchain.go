@@ -422,9 +422,9 @@ func (c *chain) step(k int, args any) Outcome {
 	}
 	gr.call = c.record(r, args)
 	err = r.run(fr, luabind.Callback, g.fn, 1, gr.call, r.invokeFn)
-	r.calls.put(gr.call)
+	r.calls.Put(gr.call)
 	if gr.outTab != nil {
-		r.outs.put(gr.outTab)
+		r.outs.Put(gr.outTab)
 	}
 	v, reason := verdictOther, ""
 	if err == nil {
@@ -513,7 +513,7 @@ func (c *chain) inner(args any) Outcome {
 		if err == nil {
 			rec := c.record(r, args)
 			err = r.run(fr, luabind.Callback, h.pre, 0, rec)
-			r.calls.put(rec)
+			r.calls.Put(rec)
 			r.unlock(owned)
 		}
 		if err != nil {
@@ -541,8 +541,8 @@ func (c *chain) post(args any, out Outcome) Outcome {
 		}
 		rec, orec := c.record(r, args), outcomeRecord(r, out)
 		err = r.run(fr, luabind.Callback, h.post, 1, rec, orec)
-		r.calls.put(rec)
-		r.outs.put(orec)
+		r.calls.Put(rec)
+		r.outs.Put(orec)
 		var d lua.LValue = lua.LNil
 		if err == nil {
 			d = r.st.L.Get(-1)
@@ -630,7 +630,7 @@ func (c *chain) postFail(out Outcome) Outcome {
 			call = c.record(r, c.floorArgs)
 		}
 		err = r.run(fr, luabind.Callback, h.postFail, 0, call, failureTable(st, out, hidden))
-		r.calls.put(call)
+		r.calls.Put(call)
 		r.unlock(owned)
 		if err != nil {
 			out.Diagnostics = append(out.Diagnostics, "post-fail hook failed: "+errText(err))

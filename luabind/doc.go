@@ -29,5 +29,12 @@
 //     nested chains, method calls) is not counted against it.
 //   - Plain data: nil, boolean, number (float64), string, list ([]any) and
 //     map (map[string]any). ToLua and FromLua convert exactly; an empty list
-//     keeps its list-ness through a marker metatable.
+//     keeps its list-ness through a marker metatable. CopyPlain, Plain,
+//     ToNumber and KindOf are the one place Go values become plain data
+//     (engine, config and scenario use them).
+//   - JSONDecoder: JSON straight into Lua values (owner logs), held to
+//     encoding/json by FuzzDecode.
+//   - RecordPool: recycled record tables for handlers (call, outcome and
+//     boundary records); TestRecordPoolSeesKeys fails if gopher-lua's
+//     table layout stops letting it tell a record a handler changed.
 package luabind

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"attune/engine"
+	"attune/luabind"
 )
 
 // fakeHost is the host a scenario declares: its reads, its tools' cores and
@@ -80,9 +81,9 @@ func (h *fakeHost) read(_ context.Context, key string) (any, error) {
 		if q[0].HasFail {
 			return nil, errors.New(q[0].Fail)
 		}
-		return copyPlain(q[0].Value), nil
+		return luabind.CopyPlain(q[0].Value), nil
 	}
-	return copyPlain(h.reads[key]), nil
+	return luabind.CopyPlain(h.reads[key]), nil
 }
 
 // floor refuses a call that still carries one of the refused marks.
@@ -90,7 +91,7 @@ func (h *fakeHost) floor(_ context.Context, c engine.FloorCall) (string, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.floorRan = true
-	h.floorArgs = copyPlain(c.Args)
+	h.floorArgs = luabind.CopyPlain(c.Args)
 	h.floorMarks = append([]string{}, c.Marks...)
 	for _, m := range c.Marks {
 		for _, r := range h.refuse {
@@ -120,17 +121,14 @@ func (h *fakeHost) tool(t HostTool) engine.HostTool {
 		case len(q) > 0 && q[0].HasFail:
 			return nil, errors.New(q[0].Fail)
 		case len(q) > 0:
-			return copyPlain(q[0].Value), nil
+			return luabind.CopyPlain(q[0].Value), nil
 		case t.HasAnswers && !t.HasFail && !t.Echo && t.Result == nil:
 			return nil, fmt.Errorf("tool %s: every answer of the scenario was given (%d); this call is one more", t.Path, len(t.Answers))
 		case t.HasFail:
 			return nil, errors.New(t.Fail)
 		case t.Echo:
-			return copyPlain(c.Args), nil
+			return luabind.CopyPlain(c.Args), nil
 		}
-		return copyPlain(t.Result), nil
+		return luabind.CopyPlain(t.Result), nil
 	}}
 }
-
-// copyPlain deep-copies plain data.
-var copyPlain = engine.CopyPlain

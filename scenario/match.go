@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"attune/luabind"
 )
 
 // Match reports whether got matches want (SCENARIOS.md, result): a map
@@ -53,8 +55,8 @@ func Match(want, got any) bool {
 	case nil:
 		return got == nil
 	}
-	if wn, ok := number(want); ok {
-		gn, ok := number(got)
+	if wn, ok := luabind.ToNumber(want); ok {
+		gn, ok := luabind.ToNumber(got)
 		return ok && (wn == gn || (math.IsNaN(wn) && math.IsNaN(gn)))
 	}
 	return want == got
@@ -82,24 +84,6 @@ func asList(v any) ([]any, bool) {
 		return l, true
 	}
 	return nil, false
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case float32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	}
-	return 0, false
 }
 
 // Format renders plain data compactly for reports: maps with sorted keys
@@ -153,7 +137,7 @@ func format(b *strings.Builder, v any, depth int) {
 		l, _ := asList(x)
 		format(b, l, depth)
 	default:
-		if n, ok := number(v); ok {
+		if n, ok := luabind.ToNumber(v); ok {
 			b.WriteString(strconv.FormatFloat(n, 'g', -1, 64))
 			return
 		}

@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"attune/engine"
+	"attune/luabind"
 )
 
 // method runs call/method on behalf of the host (not subject to grants).
 // The revision is the owner revision after the call; the state, when the
 // step expects one, is read after the call.
 func (r *runner) method(ctx context.Context, inst *engine.Instance, s *Step) *Got {
-	out := inst.Method(ctx, engine.MethodCall{Owner: s.Owner, Method: s.Method, Input: copyPlain(s.Input),
+	out := inst.Method(ctx, engine.MethodCall{Owner: s.Owner, Method: s.Method, Input: luabind.CopyPlain(s.Input),
 		CallID: s.CallID, HostAuthority: s.HostAuthority})
 	g := &Got{Status: out.Status, Result: out.Result, Reason: out.Reason, RefusedBy: out.RefusedBy,
 		Error: out.Error, Diagnostics: out.Diagnostics, Revision: out.Revision, HasRevision: true}

@@ -12,6 +12,7 @@ import (
 
 	"attune/config"
 	"attune/engine"
+	"attune/luabind"
 	"attune/pin"
 	"attune/session"
 )
@@ -550,7 +551,7 @@ func tomlValue(v any) string {
 	case time.Duration:
 		return tomlString(x.String())
 	}
-	if n, ok := number(v); ok {
+	if n, ok := luabind.ToNumber(v); ok {
 		switch {
 		case math.IsNaN(n):
 			return "nan"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"attune/engine"
+	"attune/luabind"
 	"attune/pin"
 )
 
@@ -309,7 +310,7 @@ func (r *runner) step(ctx context.Context, s *Step) *Got {
 	case "forget":
 		return r.forget(ctx, s.Program)
 	case "set-read":
-		r.host.setRead(s.Key, copyPlain(s.Value))
+		r.host.setRead(s.Key, luabind.CopyPlain(s.Value))
 		return &Got{Status: "ok"}
 	case "spawn":
 		parent, g := r.live(s.Instance)
@@ -334,7 +335,7 @@ func (r *runner) step(ctx context.Context, s *Step) *Got {
 		}
 		return &Got{Status: "ok"}
 	case "turn-begin":
-		return boundary(inst.BeginTurn(ctx, engine.TurnInput{Input: copyPlain(s.Input), ContextFresh: s.ContextFresh}))
+		return boundary(inst.BeginTurn(ctx, engine.TurnInput{Input: luabind.CopyPlain(s.Input), ContextFresh: s.ContextFresh}))
 	case "round-begin":
 		return boundary(inst.BeginRound(ctx))
 	case "round-end":
@@ -347,7 +348,7 @@ func (r *runner) step(ctx context.Context, s *Step) *Got {
 		}
 		return g
 	case "tool":
-		return outcome(inst.Tool(ctx, engine.ToolCall{Path: s.Path, Args: copyPlain(s.Args), CallID: s.CallID}))
+		return outcome(inst.Tool(ctx, engine.ToolCall{Path: s.Path, Args: luabind.CopyPlain(s.Args), CallID: s.CallID}))
 	case "turn":
 		return r.turn(ctx, inst, s)
 	case "method":
@@ -446,7 +447,7 @@ func (r *runner) turn(ctx context.Context, inst *engine.Instance, s *Step) *Got 
 		g.Notes = notesGot(notes)
 		return g
 	}
-	res, err := inst.BeginTurn(ctx, engine.TurnInput{Input: copyPlain(s.Input), ContextFresh: s.ContextFresh})
+	res, err := inst.BeginTurn(ctx, engine.TurnInput{Input: luabind.CopyPlain(s.Input), ContextFresh: s.ContextFresh})
 	if err != nil {
 		first("failed", err.Error(), "")
 		return finish()
@@ -472,7 +473,7 @@ func (r *runner) turn(ctx context.Context, inst *engine.Instance, s *Step) *Got 
 			spec = s.Rounds[n]
 		}
 		for _, tc := range spec.Tools {
-			tools = append(tools, outcomeMap(inst.Tool(ctx, engine.ToolCall{Path: tc.Path, Args: copyPlain(tc.Args)})))
+			tools = append(tools, outcomeMap(inst.Tool(ctx, engine.ToolCall{Path: tc.Path, Args: luabind.CopyPlain(tc.Args)})))
 		}
 		re, err := inst.EndRound(ctx, engine.RoundEnd{HostContinue: spec.HostContinue, Output: spec.Output})
 		if err != nil {

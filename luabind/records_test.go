@@ -1,0 +1,56 @@
+package luabind
+
+import (
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// The pool learns whether a handler added keys to a record from
+// gopher-lua's unexported LTable.keys. If gopher-lua renames or reshapes
+// it, recycling silently stops: this test fails instead.
+func TestRecordPoolSeesKeys(t *testing.T) {
+	if keysField() < 0 {
+		t.Fatal("gopher-lua's LTable has no keys slice: RecordPool can no longer tell a record a handler added keys to, and recycles none; update keysEverSet")
+	}
+	st := NewState(Options{})
+	defer st.Close()
+	tb := st.L.CreateTable(0, 0)
+	tb.RawSetString("a", lua.LTrue)
+	tb.RawSetString("b", lua.LTrue)
+	tb.RawSetString("a", lua.LNil) // a cleared key stays counted
+	if n := keysEverSet(tb); n != 2 {
+		t.Fatalf("keysEverSet = %d after setting a and b, want 2: gopher-lua's table layout changed", n)
+	}
+}
+
+// A record comes back for reuse unless its handler added a key, a list
+// item or a metatable.
+func TestRecordPoolRecycles(t *testing.T) {
+	st := NewState(Options{})
+	defer st.Close()
+	fields := []string{"a", "b"}
+	var p RecordPool
+	r := p.Get(st.L, fields)
+	SetField(r, "a", lua.LString("x"))
+	SetString(r, "b", "")
+	if r.RawGetString("b") != lua.LNil {
+		t.Fatal("SetString of an empty string left the field set")
+	}
+	p.Put(r)
+	if p.Get(st.L, fields) != r {
+		t.Fatal("a clean record was not recycled")
+	}
+	for name, spoil := range map[string]func(*lua.LTable){
+		"own key":   func(t *lua.LTable) { t.RawSetString("mine", lua.LTrue) },
+		"list item": func(t *lua.LTable) { t.RawSetInt(1, lua.LTrue) },
+		"metatable": func(t *lua.LTable) { t.Metatable = st.L.CreateTable(0, 0) },
+	} {
+		r := p.Get(st.L, fields)
+		spoil(r)
+		p.Put(r)
+		if p.Get(st.L, fields) == r {
+			t.Fatalf("a record with its handler's %s was recycled", name)
+		}
+	}
+}
