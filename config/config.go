@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"attune/internal/tomlx"
 	"attune/luabind"
 )
 
@@ -272,7 +273,7 @@ func (c *Config) unselected(b *Bot) []*Error {
 		if !slices.Contains(b.Behaviors, p) {
 			at := path{}.key("bots").key(b.Name).key("config").key(p)
 			errs = append(errs, c.errorAt(at,
-				fmt.Sprintf("configures program %s, which this bot does not select%s", quote(p), suggest(p, b.Behaviors))))
+				fmt.Sprintf("configures program %s, which this bot does not select%s", quote(p), tomlx.Suggest(p, b.Behaviors))))
 		}
 	}
 	return errs

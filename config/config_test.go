@@ -289,21 +289,6 @@ func TestStoreIsNormalized(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	for key, want := range map[string]string{
-		"ceilng":       `; did you mean "ceiling"?`,
-		"Behaviors":    `; did you mean "behaviors"?`,
-		"retry-budget": `; did you mean "retry_budget"?`,
-		"retry":        `; did you mean "retry_budget"?`,
-		"x":            "",
-		"colour":       "",
-	} {
-		if got := suggest(key, botKeys); got != want {
-			t.Errorf("suggest(%q) = %q; want %q", key, got, want)
-		}
-	}
-}
-
 func TestConcurrentReads(t *testing.T) {
 	cfg, err := Load(filepath.Join("testdata", "full.toml"))
 	if err != nil {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -13,6 +12,8 @@ import (
 	"unicode"
 
 	"github.com/BurntSushi/toml"
+
+	"attune/internal/tomlx"
 )
 
 const (
@@ -108,13 +109,6 @@ func (d *decoder) line(p path) int {
 	return l
 }
 
-// errProbe is what the probe's decoding always fails with.
-var errProbe = errors.New("position probe")
-
-type probe struct{}
-
-func (*probe) UnmarshalTOML(any) error { return errProbe }
-
 // probe returns the line of the key ks (below the root), or 0.
 func (d *decoder) probe(ks []string) int {
 	if d.probes >= maxProbes {
@@ -125,11 +119,7 @@ func (d *decoder) probe(ks []string) int {
 		return 0
 	}
 	d.probes++
-	var pe toml.ParseError
-	if err := d.md.PrimitiveDecode(prim, &probe{}); errors.As(err, &pe) {
-		return pe.Position.Line
-	}
-	return 0
+	return tomlx.Line(d.md, prim)
 }
 
 // prim returns the toml.Primitive of the key ks below the root.
@@ -253,7 +243,7 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 		case "callback_budget":
 			s, ok := v.(string)
 			if !ok {
-				d.errorf(p, `want a duration like "1s", got %s`, describe(v))
+				d.errorf(p, `want a duration like "1s", got %s`, tomlx.Describe(v))
 				break
 			}
 			dur, err := time.ParseDuration(s)
@@ -268,7 +258,7 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 		case "host_timeout":
 			s, ok := v.(string)
 			if !ok {
-				d.errorf(p, `want a duration like "30s", got %s`, describe(v))
+				d.errorf(p, `want a duration like "30s", got %s`, tomlx.Describe(v))
 				break
 			}
 			dur, err := time.ParseDuration(s)
@@ -376,7 +366,7 @@ func (d *decoder) bot(bp path, name string, v any) *Bot {
 			n, ok := v.(int64)
 			switch {
 			case !ok:
-				d.errorf(p, "want an integer >= 0, got %s", describe(v))
+				d.errorf(p, "want an integer >= 0, got %s", tomlx.Describe(v))
 			case n < 0:
 				d.errorf(p, "want an integer >= 0, got %d", n)
 			case int64(int(n)) != n:
@@ -405,7 +395,7 @@ func (d *decoder) bot(bp path, name string, v any) *Bot {
 		for _, prog := range sortedKeys(b.Config) {
 			if !slices.Contains(b.Behaviors, prog) {
 				d.errorf(configPath.key(prog), "configures program %s, which this bot does not select%s",
-					quote(prog), suggest(prog, b.Behaviors))
+					quote(prog), tomlx.Suggest(prog, b.Behaviors))
 			}
 		}
 	}
@@ -413,14 +403,14 @@ func (d *decoder) bot(bp path, name string, v any) *Bot {
 }
 
 func (d *decoder) unknown(p path, known []string) {
-	d.errorf(p, "unknown key%s", suggest(p[len(p)-1].key, known))
+	d.errorf(p, "unknown key%s", tomlx.Suggest(p[len(p)-1].key, known))
 }
 
 func (d *decoder) table(p path, v any) (map[string]any, bool) {
 	if m, ok := v.(map[string]any); ok {
 		return m, true
 	}
-	d.errorf(p, "want a table, got %s", describe(v))
+	d.errorf(p, "want a table, got %s", tomlx.Describe(v))
 	return nil, false
 }
 
@@ -428,7 +418,7 @@ func (d *decoder) str(p path, v any) (string, bool) {
 	if s, ok := v.(string); ok {
 		return s, true
 	}
-	d.errorf(p, "want a string, got %s", describe(v))
+	d.errorf(p, "want a string, got %s", tomlx.Describe(v))
 	return "", false
 }
 
@@ -439,7 +429,7 @@ func (d *decoder) names(p path, v any, what string, check func(string) string, c
 	out := []string{}
 	list, ok := v.([]any)
 	if !ok {
-		d.errorf(p, "want a list of strings, got %s", describe(v))
+		d.errorf(p, "want a list of strings, got %s", tomlx.Describe(v))
 		return out
 	}
 	first := map[string]int{}
@@ -447,7 +437,7 @@ func (d *decoder) names(p path, v any, what string, check func(string) string, c
 		ep := p.index(i)
 		s, ok := e.(string)
 		if !ok {
-			d.errorf(ep, "want a string, got %s", describe(e))
+			d.errorf(ep, "want a string, got %s", tomlx.Describe(e))
 			continue
 		}
 		if problem := check(s); problem != "" {
@@ -542,7 +532,7 @@ func (d *decoder) plain(p path, v any) (any, bool) {
 		return float64(v), true
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			d.errorf(p, "want a finite number, got %s", describe(v))
+			d.errorf(p, "want a finite number, got %s", tomlx.Describe(v))
 			return nil, false
 		}
 		return v, true
@@ -551,7 +541,7 @@ func (d *decoder) plain(p path, v any) (any, bool) {
 	case time.Time:
 		return formatTime(v), true
 	}
-	d.errorf(p, "unsupported value %s", describe(v))
+	d.errorf(p, "unsupported value %s", tomlx.Describe(v))
 	return nil, false
 }
 
@@ -567,40 +557,6 @@ func formatTime(t time.Time) string {
 		return t.Format("15:04:05.999999999")
 	}
 	return t.Format(time.RFC3339Nano)
-}
-
-// describe names a TOML value's type for a message, with the value when it
-// is a short scalar.
-func describe(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "nothing"
-	case string:
-		return "string"
-	case int64:
-		return "integer " + strconv.FormatInt(v, 10)
-	case float64:
-		return "float " + strconv.FormatFloat(v, 'g', -1, 64)
-	case bool:
-		return "boolean " + strconv.FormatBool(v)
-	case time.Time:
-		switch v.Location().String() {
-		case "datetime-local":
-			return "local datetime"
-		case "date-local":
-			return "local date"
-		case "time-local":
-			return "local time"
-		}
-		return "datetime"
-	case []any:
-		return "list"
-	case []map[string]any:
-		return "list of tables"
-	case map[string]any:
-		return "table"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // quote quotes s for a message, shortened when long.

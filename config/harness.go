@@ -3,6 +3,8 @@ package config
 import (
 	"slices"
 	"strings"
+
+	"attune/internal/tomlx"
 )
 
 // HookDialects are the coding agents whose hooks attune answers, the keys
@@ -115,7 +117,7 @@ func (d *decoder) hookHarness(cfg *Config, hp path, v any) *HookHarness {
 		case "fail_open":
 			b, ok := v.(bool)
 			if !ok {
-				d.errorf(p, "want true or false, got %s", describe(v))
+				d.errorf(p, "want true or false, got %s", tomlx.Describe(v))
 				break
 			}
 			h.FailOpen = b
@@ -137,5 +139,5 @@ func (d *decoder) knownBot(cfg *Config, p path, name string) {
 		d.errorf(p, "no bot named %s: add a [bots.%s] table", quote(name), name)
 		return
 	}
-	d.errorf(p, "no bot named %s (the bots are %s)%s", quote(name), strings.Join(names, ", "), suggest(name, names))
+	d.errorf(p, "no bot named %s (the bots are %s)%s", quote(name), strings.Join(names, ", "), tomlx.Suggest(name, names))
 }

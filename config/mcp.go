@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"attune/internal/tomlx"
 )
 
 // Defaults of [harness.mcp].
@@ -114,7 +116,7 @@ func (d *decoder) mcp(cfg *Config, mp path, v any) {
 			n, ok := v.(int64)
 			switch {
 			case !ok:
-				d.errorf(p, "want a number of bytes > 0, got %s", describe(v))
+				d.errorf(p, "want a number of bytes > 0, got %s", tomlx.Describe(v))
 			case n <= 0 || n > 1<<30:
 				d.errorf(p, "want a number of bytes between 1 and 1073741824, got %d", n)
 			default:
@@ -144,7 +146,7 @@ func (d *decoder) mcp(cfg *Config, mp path, v any) {
 func (d *decoder) duration(p path, v any) (time.Duration, bool) {
 	s, ok := v.(string)
 	if !ok {
-		d.errorf(p, `want a duration like "30s", got %s`, describe(v))
+		d.errorf(p, `want a duration like "30s", got %s`, tomlx.Describe(v))
 		return 0, false
 	}
 	dur, err := time.ParseDuration(s)

@@ -7,15 +7,16 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"attune/config"
+	"attune/internal/tomlx"
 )
 
 // ruleID is the form of a spec rule id.
@@ -361,7 +362,7 @@ func Parse(file string, data []byte) (sc *Scenario, err error) {
 	sc = &Scenario{File: file}
 	for _, k := range sortedKeys(top) {
 		if !contains(topKeys, k) {
-			l.errAt(l.keyLine(top[k]), k, "unknown key%s", suggest(k, topKeys))
+			l.errAt(l.keyLine(top[k]), k, "unknown key%s", tomlx.Suggest(k, topKeys))
 		}
 	}
 	if p, ok := top["name"]; ok {
@@ -450,25 +451,9 @@ func typeMsg(err error) string {
 	return msg
 }
 
-// errProbe is what the position probe always fails with.
-var errProbe = errors.New("position probe")
-
-type probe struct{}
-
-func (*probe) UnmarshalTOML(any) error { return errProbe }
-
 // keyLine returns the line of the key holding p (outside arrays of tables,
 // where key paths are unique), or 0.
-func (l *loader) keyLine(p toml.Primitive) int {
-	if reflect.ValueOf(p).IsZero() {
-		return 0
-	}
-	var pe toml.ParseError
-	if err := l.md.PrimitiveDecode(p, &probe{}); errors.As(err, &pe) {
-		return pe.Position.Line
-	}
-	return 0
-}
+func (l *loader) keyLine(p toml.Primitive) int { return tomlx.Line(l.md, p) }
 
 func (l *loader) programs(p toml.Primitive) []Program {
 	var m map[string]toml.Primitive
@@ -512,7 +497,7 @@ func (l *loader) host(p toml.Primitive, h *Host) {
 	}
 	for _, k := range sortedKeys(m) {
 		if !contains(hostKeys, k) {
-			l.errAt(l.keyLine(m[k]), "host."+toml.Key{k}.String(), "unknown key%s", suggest(k, hostKeys))
+			l.errAt(l.keyLine(m[k]), "host."+toml.Key{k}.String(), "unknown key%s", tomlx.Suggest(k, hostKeys))
 		}
 	}
 	if rp, ok := m["reads"]; ok {
@@ -547,7 +532,7 @@ func (l *loader) host(p toml.Primitive, h *Host) {
 			for _, k := range sortedKeys(f) {
 				key := "host.floor." + toml.Key{k}.String()
 				if k != "refuse_marks" {
-					l.errAt(l.keyLine(f[k]), key, "unknown key%s", suggest(k, hostFloor))
+					l.errAt(l.keyLine(f[k]), key, "unknown key%s", tomlx.Suggest(k, hostFloor))
 					continue
 				}
 				l.decode(f[k], key, &h.Floor.RefuseMarks)
@@ -575,7 +560,7 @@ func (l *loader) hostTool(toolPath string, p toml.Primitive) (HostTool, bool) {
 			}
 			effects, good := stringList(v)
 			if !good {
-				l.errAt(l.keyLine(m[k]), key, "want a list of effect names, got %s", describe(v))
+				l.errAt(l.keyLine(m[k]), key, "want a list of effect names, got %s", tomlx.Describe(v))
 				ok = false
 			}
 			t.Effects = effects
@@ -592,7 +577,7 @@ func (l *loader) hostTool(toolPath string, p toml.Primitive) (HostTool, bool) {
 		case "answers":
 			t.Answers, t.HasAnswers = l.answers(m[k], key, "result"), true
 		default:
-			l.errAt(l.keyLine(m[k]), key, "unknown key%s", suggest(k, hostToolKeys))
+			l.errAt(l.keyLine(m[k]), key, "unknown key%s", tomlx.Suggest(k, hostToolKeys))
 			ok = false
 		}
 	}
@@ -631,7 +616,7 @@ func (l *loader) answers(p toml.Primitive, key, valueKey string) []Answer {
 			case k == "fail":
 				s, isStr := m[k].(string)
 				if !isStr {
-					l.errAt(l.keyLine(p), key, "answers[%d].fail: want the failure's message, got %s", i, describe(m[k]))
+					l.errAt(l.keyLine(p), key, "answers[%d].fail: want the failure's message, got %s", i, tomlx.Describe(m[k]))
 				}
 				a.Fail, a.HasFail = s, true
 			default:
@@ -666,12 +651,12 @@ func (l *loader) owners(p toml.Primitive) []OwnerSeed {
 		seed := OwnerSeed{Owner: addr}
 		for _, k := range sortedKeys(t) {
 			if k != "entries" {
-				l.errAt(l.keyLine(m[addr]), key+"."+k, "unknown key%s (an owner seed takes entries)", suggest(k, []string{"entries"}))
+				l.errAt(l.keyLine(m[addr]), key+"."+k, "unknown key%s (an owner seed takes entries)", tomlx.Suggest(k, []string{"entries"}))
 				continue
 			}
 			list, ok := plain(t[k]).([]any)
 			if !ok {
-				l.errAt(l.keyLine(m[addr]), key+".entries", "want a list of log entries, got %s", describe(t[k]))
+				l.errAt(l.keyLine(m[addr]), key+".entries", "want a list of log entries, got %s", tomlx.Describe(t[k]))
 				continue
 			}
 			seed.Entries = list
@@ -736,7 +721,11 @@ func (sl *stepLoader) load(cfg *config.Config, lastInstance *string) {
 	op, isStr := opv.(string)
 	keys, known := opKeys[op]
 	if !isStr || !known {
-		sl.errf([]string{"op"}, "unknown op %s%s", describe(opv), suggest(fmt.Sprint(opv), Ops()))
+		what := tomlx.Describe(opv)
+		if str, ok := opv.(string); ok {
+			what = strconv.Quote(str)
+		}
+		sl.errf([]string{"op"}, "unknown op %s%s", what, tomlx.Suggest(fmt.Sprint(opv), Ops()))
 		return
 	}
 	s.Op = op
@@ -745,7 +734,7 @@ func (sl *stepLoader) load(cfg *config.Config, lastInstance *string) {
 			continue
 		}
 		if !contains(keys, k) {
-			sl.errf([]string{k}, "unknown key for op %s%s (it takes %s)", op, suggest(k, keys), strings.Join(keys, ", "))
+			sl.errf([]string{k}, "unknown key for op %s%s (it takes %s)", op, tomlx.Suggest(k, keys), strings.Join(keys, ", "))
 		}
 	}
 	for _, k := range required[op] {
@@ -801,7 +790,7 @@ func (sl *stepLoader) load(cfg *config.Config, lastInstance *string) {
 	if v, ok := m["addenda"]; ok {
 		list, good := stringList(v)
 		if !good {
-			sl.errf([]string{"addenda"}, "want a list of strings, got %s", describe(v))
+			sl.errf([]string{"addenda"}, "want a list of strings, got %s", tomlx.Describe(v))
 		}
 		s.Addenda = list
 	}
@@ -840,7 +829,7 @@ func (sl *stepLoader) str(k string) string {
 	}
 	s, isStr := v.(string)
 	if !isStr {
-		sl.errf([]string{k}, "want a string, got %s", describe(v))
+		sl.errf([]string{k}, "want a string, got %s", tomlx.Describe(v))
 	}
 	return s
 }
@@ -852,7 +841,7 @@ func (sl *stepLoader) boolean(k string) bool {
 	}
 	b, isBool := v.(bool)
 	if !isBool {
-		sl.errf([]string{k}, "want true or false, got %s", describe(v))
+		sl.errf([]string{k}, "want true or false, got %s", tomlx.Describe(v))
 	}
 	return b
 }
@@ -860,7 +849,7 @@ func (sl *stepLoader) boolean(k string) bool {
 func (sl *stepLoader) integer(k string) int {
 	n, ok := toInt(sl.m[k])
 	if !ok {
-		sl.errf([]string{k}, "want a whole number, got %s", describe(sl.m[k]))
+		sl.errf([]string{k}, "want a whole number, got %s", tomlx.Describe(sl.m[k]))
 	}
 	return n
 }
@@ -880,7 +869,7 @@ func toInt(v any) (int, bool) {
 func (sl *stepLoader) rounds(v any) []Round {
 	list, ok := tableList(v)
 	if !ok {
-		sl.errf([]string{"rounds"}, "want a list of tables {tools, output, host_continue}, got %s", describe(v))
+		sl.errf([]string{"rounds"}, "want a list of tables {tools, output, host_continue}, got %s", tomlx.Describe(v))
 		return nil
 	}
 	var out []Round
@@ -889,37 +878,37 @@ func (sl *stepLoader) rounds(v any) []Round {
 		var r Round
 		for _, k := range sortedKeys(rm) {
 			if !contains(roundKeys, k) {
-				sl.errf(at, "rounds[%d]: unknown key %s%s", i+1, k, suggest(k, roundKeys))
+				sl.errf(at, "rounds[%d]: unknown key %s%s", i+1, k, tomlx.Suggest(k, roundKeys))
 			}
 		}
 		if o, ok := rm["output"]; ok {
 			s, isStr := o.(string)
 			if !isStr {
-				sl.errf(at, "rounds[%d].output: want a string, got %s", i+1, describe(o))
+				sl.errf(at, "rounds[%d].output: want a string, got %s", i+1, tomlx.Describe(o))
 			}
 			r.Output = &s
 		}
 		if hc, ok := rm["host_continue"]; ok {
 			b, isBool := hc.(bool)
 			if !isBool {
-				sl.errf(at, "rounds[%d].host_continue: want true or false, got %s", i+1, describe(hc))
+				sl.errf(at, "rounds[%d].host_continue: want true or false, got %s", i+1, tomlx.Describe(hc))
 			}
 			r.HostContinue = b
 		}
 		if tv, ok := rm["tools"]; ok {
 			tools, good := tableList(tv)
 			if !good {
-				sl.errf(at, "rounds[%d].tools: want a list of tables {path, args}, got %s", i+1, describe(tv))
+				sl.errf(at, "rounds[%d].tools: want a list of tables {path, args}, got %s", i+1, tomlx.Describe(tv))
 			}
 			for j, tm := range tools {
 				for _, k := range sortedKeys(tm) {
 					if !contains(roundToolKeys, k) {
-						sl.errf(at, "rounds[%d].tools[%d]: unknown key %s%s", i+1, j+1, k, suggest(k, roundToolKeys))
+						sl.errf(at, "rounds[%d].tools[%d]: unknown key %s%s", i+1, j+1, k, tomlx.Suggest(k, roundToolKeys))
 					}
 				}
 				p, isStr := tm["path"].(string)
 				if !isStr || p == "" {
-					sl.errf(at, "rounds[%d].tools[%d].path: want a tool path, got %s", i+1, j+1, describe(tm["path"]))
+					sl.errf(at, "rounds[%d].tools[%d].path: want a tool path, got %s", i+1, j+1, tomlx.Describe(tm["path"]))
 				}
 				r.Tools = append(r.Tools, ToolCall{Path: p, Args: plain(tm["args"])})
 			}
@@ -932,7 +921,7 @@ func (sl *stepLoader) rounds(v any) []Round {
 func (sl *stepLoader) expect(v any) *Expect {
 	m, ok := v.(map[string]any)
 	if !ok {
-		sl.errf([]string{"expect"}, "want a table, got %s", describe(v))
+		sl.errf([]string{"expect"}, "want a table, got %s", tomlx.Describe(v))
 		return nil
 	}
 	e := &Expect{}
@@ -945,7 +934,7 @@ func (sl *stepLoader) expect(v any) *Expect {
 		case "status":
 			s, isStr := val.(string)
 			if !isStr || !contains(statuses, s) {
-				sl.errf(at, "want ok, refused or failed, got %s", describe(val))
+				sl.errf(at, "want ok, refused or failed, got %s", tomlx.Describe(val))
 			}
 			e.Status = s
 		case "result":
@@ -958,7 +947,7 @@ func (sl *stepLoader) expect(v any) *Expect {
 		case "error", "reason":
 			texts, good := stringList(val)
 			if !good {
-				sl.errf(at, "want a string or a list of strings, got %s", describe(val))
+				sl.errf(at, "want a string or a list of strings, got %s", tomlx.Describe(val))
 			}
 			if k == "error" {
 				e.Error, e.HasError = texts, true
@@ -968,13 +957,13 @@ func (sl *stepLoader) expect(v any) *Expect {
 		case "refused_by":
 			s, isStr := val.(string)
 			if !isStr || !contains(refusers, s) {
-				sl.errf(at, "want one of %s, got %s", strings.Join(refusers, ", "), describe(val))
+				sl.errf(at, "want one of %s, got %s", strings.Join(refusers, ", "), tomlx.Describe(val))
 			}
 			e.RefusedBy = &s
 		case "hidden", "continue":
 			b, isBool := val.(bool)
 			if !isBool {
-				sl.errf(at, "want true or false, got %s", describe(val))
+				sl.errf(at, "want true or false, got %s", tomlx.Describe(val))
 			}
 			if k == "hidden" {
 				e.Hidden = &b
@@ -984,7 +973,7 @@ func (sl *stepLoader) expect(v any) *Expect {
 		case "rounds", "core_calls", "host_reads":
 			n, isInt := toInt(val)
 			if !isInt || n < 0 {
-				sl.errf(at, "want a count, got %s", describe(val))
+				sl.errf(at, "want a count, got %s", tomlx.Describe(val))
 			}
 			switch k {
 			case "rounds":
@@ -997,7 +986,7 @@ func (sl *stepLoader) expect(v any) *Expect {
 		case "revision":
 			n, isInt := toInt(val)
 			if !isInt || n < 0 {
-				sl.errf(at, "want a revision (a whole number), got %s", describe(val))
+				sl.errf(at, "want a revision (a whole number), got %s", tomlx.Describe(val))
 			}
 			r := int64(n)
 			e.Revision = &r
@@ -1007,13 +996,13 @@ func (sl *stepLoader) expect(v any) *Expect {
 		case "diagnostics":
 			list, good := stringList(val)
 			if !good {
-				sl.errf(at, "want a list of strings, got %s", describe(val))
+				sl.errf(at, "want a list of strings, got %s", tomlx.Describe(val))
 			}
 			e.Diagnostics, e.HasDiags = list, true
 		case "diverged":
 			list, good := stringList(val)
 			if !good {
-				sl.errf(at, "want a list of strings, got %s", describe(val))
+				sl.errf(at, "want a list of strings, got %s", tomlx.Describe(val))
 			}
 			if sl.s.Op != "replay" {
 				sl.errf(at, "op %s does not replay; diverged is for replay steps", sl.s.Op)
@@ -1024,7 +1013,7 @@ func (sl *stepLoader) expect(v any) *Expect {
 		case "floor":
 			e.Floor = sl.floor(at, val)
 		default:
-			sl.errf(at, "unknown expectation%s (expect takes %s)", suggest(k, expectKeys), strings.Join(expectKeys, ", "))
+			sl.errf(at, "unknown expectation%s (expect takes %s)", tomlx.Suggest(k, expectKeys), strings.Join(expectKeys, ", "))
 		}
 	}
 	return e
@@ -1033,7 +1022,7 @@ func (sl *stepLoader) expect(v any) *Expect {
 func (sl *stepLoader) notes(at []string, v any) []NoteWant {
 	list, ok := tableList(v)
 	if !ok {
-		sl.errf(at, "want a list of tables {kind, text}, got %s", describe(v))
+		sl.errf(at, "want a list of tables {kind, text}, got %s", tomlx.Describe(v))
 		return nil
 	}
 	out := []NoteWant{}
@@ -1043,9 +1032,9 @@ func (sl *stepLoader) notes(at []string, v any) []NoteWant {
 			s, isStr := nm[k].(string)
 			switch {
 			case !contains(noteKeys, k):
-				sl.errf(at, "notes[%d]: unknown key %s%s", i+1, k, suggest(k, noteKeys))
+				sl.errf(at, "notes[%d]: unknown key %s%s", i+1, k, tomlx.Suggest(k, noteKeys))
 			case !isStr:
-				sl.errf(at, "notes[%d].%s: want a string, got %s", i+1, k, describe(nm[k]))
+				sl.errf(at, "notes[%d].%s: want a string, got %s", i+1, k, tomlx.Describe(nm[k]))
 			case k == "kind":
 				if s != "ambient" && s != "activating" {
 					sl.errf(at, "notes[%d].kind: want ambient or activating, got %q", i+1, s)
@@ -1073,16 +1062,16 @@ func (sl *stepLoader) floor(at []string, v any) *FloorWant {
 			case "marks":
 				list, ok := stringList(x[k])
 				if !ok {
-					sl.errf(at, "marks: want a list of strings, got %s", describe(x[k]))
+					sl.errf(at, "marks: want a list of strings, got %s", tomlx.Describe(x[k]))
 				}
 				f.Marks, f.HasMarks = list, true
 			default:
-				sl.errf(at, "unknown key %s%s", k, suggest(k, floorKeys))
+				sl.errf(at, "unknown key %s%s", k, tomlx.Suggest(k, floorKeys))
 			}
 		}
 		return f
 	}
-	sl.errf(at, "want false or {args, marks}, got %s", describe(v))
+	sl.errf(at, "want false or {args, marks}, got %s", tomlx.Describe(v))
 	return nil
 }
 
@@ -1163,25 +1152,6 @@ func tableList(v any) ([]map[string]any, bool) {
 	return nil, false
 }
 
-// describe names a decoded value's type for messages.
-func describe(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "nothing"
-	case string:
-		return fmt.Sprintf("the string %q", x)
-	case bool:
-		return fmt.Sprintf("the boolean %v", x)
-	case int64, float64:
-		return fmt.Sprintf("the number %v", x)
-	case []any, []map[string]any:
-		return "a list"
-	case map[string]any:
-		return "a table"
-	}
-	return fmt.Sprintf("a %T", v)
-}
-
 func contains(list []string, s string) bool {
 	for _, e := range list {
 		if e == s {
@@ -1198,39 +1168,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// suggest returns `; did you mean "x"?` for the closest known key.
-func suggest(key string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := distance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// distance is the Levenshtein distance of two short strings.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -65,7 +65,7 @@ resutl = 3
 		{"unknown op", header + `
 [[step]]
 op = "tol"
-`, 7, "step[1].op", `unknown op the string "tol"; did you mean "tool"?`},
+`, 7, "step[1].op", `unknown op "tol"; did you mean "tool"?`},
 		{"missing op", header + `
 [[step]]
 path = "x"
@@ -95,7 +95,7 @@ op = "start"
 [[step]]
 op = "tool"
 path = 3
-`, 8, "step[1].path", "want a string, got the number 3"},
+`, 8, "step[1].path", "want a string, got integer 3"},
 		{"bad status", header + `
 [[step]]
 op = "start"
