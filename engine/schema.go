@@ -242,4 +242,3 @@ func checkType(path, typ string, v any) error {
 	}
 	return nil
 }
-
