@@ -8,6 +8,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"attune/luabind"
 	"attune/scheme"
 )
 
@@ -76,7 +77,7 @@ func TestPackLowers(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if _, err := scheme.Compile(p, src); err != nil {
+		if _, err := compileScheme(p, src); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 		return nil
@@ -159,7 +160,7 @@ func newHarness(t *testing.T, file string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proto, err := scheme.Compile(file, src)
+	proto, err := compileScheme(file, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,4 +351,13 @@ func TestOffloadBlankCitation(t *testing.T) {
 	if tb == nil || !strings.Contains(tb.RawGetString("refused").String(), "citation") || len(h.proposals) != 0 {
 		t.Fatalf("want a refusal naming the citation and no proposal, got %v, %d proposals", ret, len(h.proposals))
 	}
+}
+
+// compileScheme lowers a .scm file and compiles it the way the engine does.
+func compileScheme(file string, src []byte) (*lua.FunctionProto, error) {
+	out, err := scheme.Lower(file, src)
+	if err != nil {
+		return nil, err
+	}
+	return luabind.Compile(file, []byte(out))
 }

@@ -9,18 +9,6 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 )
 
-// Compile lowers src and compiles the result with gopher-lua under the chunk
-// name file, so runtime errors read "file:LINE: ...". The prototype is
-// read-only: instantiate it in any number of states with
-// (*lua.LState).NewFunctionFromProto. Compile is safe for concurrent use.
-func Compile(file string, src []byte) (*lua.FunctionProto, error) {
-	out, err := Lower(file, src)
-	if err != nil {
-		return nil, err
-	}
-	return compileLua(file, out)
-}
-
 // checkLua makes sure gopher-lua accepts the lowered program, so that a
 // program too big for Lua's limits (200 locals or registers in a function)
 // fails here, with a position, rather than when the engine loads it.

@@ -177,7 +177,7 @@ func TestLowerFile(t *testing.T) {
 // file's name.
 // R7.4
 func TestCompile(t *testing.T) {
-	proto, err := Compile("c.scm", []byte("(define x 1)\n(error (string-append \"x=\" x))"))
+	proto, err := lowerAndCompile("c.scm", []byte("(define x 1)\n(error (string-append \"x=\" x))"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestCompile(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "c.scm:2: x=1") {
 		t.Errorf("got %v", err)
 	}
-	if _, err := Compile("c.scm", []byte("(")); err == nil {
+	if _, err := lowerAndCompile("c.scm", []byte("(")); err == nil {
 		t.Error("no error for bad source")
 	}
 }
@@ -225,4 +225,14 @@ func TestManyTopLevelNames(t *testing.T) {
 	if got != lua.LNumber(249) {
 		t.Errorf("got %v", got)
 	}
+}
+
+// lowerAndCompile lowers src and compiles the Lua with gopher-lua, as the
+// engine does (through luabind.Compile) with a program it loads.
+func lowerAndCompile(file string, src []byte) (*lua.FunctionProto, error) {
+	out, err := Lower(file, src)
+	if err != nil {
+		return nil, err
+	}
+	return compileLua(file, out)
 }

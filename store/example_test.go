@@ -12,8 +12,7 @@ import (
 // observed, with the call record that makes a retry harmless.
 func Example() {
 	ctx := context.Background()
-	kind, target := store.ParseSpec("memory:") // engine.store
-	s, err := store.Open(ctx, kind, target)
+	s, err := store.Open(ctx, "memory", "") // config.ParseStore reads engine.store into these
 	if err != nil {
 		panic(err)
 	}

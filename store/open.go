@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // Open opens a store of one kind:
@@ -21,23 +20,4 @@ func Open(ctx context.Context, kind, target string) (Store, error) {
 		return OpenPostgres(ctx, target)
 	}
 	return nil, fmt.Errorf("store: unknown store kind %q (want memory, sqlite or postgres)", kind)
-}
-
-// ParseSpec reads a store setting (engine.store) into the kind and target
-// that Open takes:
-//
-//	memory: or memory               → "memory", ""
-//	postgres://… or postgresql://…  → "postgres", the whole URL
-//	sqlite:PATH                     → "sqlite", PATH
-//	anything else                   → "sqlite", the setting as a path
-func ParseSpec(spec string) (kind, target string) {
-	switch {
-	case spec == "memory" || spec == "memory:":
-		return "memory", ""
-	case strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://"):
-		return "postgres", spec
-	case strings.HasPrefix(spec, "sqlite:"):
-		return "sqlite", strings.TrimPrefix(spec, "sqlite:")
-	}
-	return "sqlite", spec
 }

@@ -14,8 +14,8 @@
 //     attune_*, appends to one log serialized by a transaction-scoped
 //     advisory lock.
 //
-// Open picks one by kind ("memory", "sqlite", "postgres"); ParseSpec reads
-// the engine.store setting into a kind and a target.
+// Open picks one by kind ("memory", "sqlite", "postgres"); config.ParseStore
+// reads the engine.store setting into a kind and a target.
 //
 // Logs are the heart of it. A log is a sequence of entries numbered from 1;
 // its length is its revision. Append is optimistic: it names the length the

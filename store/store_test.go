@@ -149,22 +149,6 @@ func TestOpenPostgres(t *testing.T) {
 	}
 }
 
-func TestParseSpec(t *testing.T) {
-	for _, tc := range []struct{ spec, kind, target string }{
-		{"memory:", "memory", ""},
-		{"memory", "memory", ""},
-		{".attune/state.db", "sqlite", ".attune/state.db"},
-		{"sqlite:/var/lib/attune.db", "sqlite", "/var/lib/attune.db"},
-		{"postgres://u@db/attune?sslmode=disable", "postgres", "postgres://u@db/attune?sslmode=disable"},
-		{"postgresql://db/attune", "postgres", "postgresql://db/attune"},
-	} {
-		kind, target := store.ParseSpec(tc.spec)
-		if kind != tc.kind || target != tc.target {
-			t.Errorf("ParseSpec(%q) = %q, %q; want %q, %q", tc.spec, kind, target, tc.kind, tc.target)
-		}
-	}
-}
-
 // R5.5 across hosts: stores opened separately on one database (as two hosts
 // would) serialize their appends, and create the schema together safely.
 func TestPostgresTwoHosts(t *testing.T) {
