@@ -14,25 +14,39 @@ func putString(m map[string]any, k, v string) {
 	}
 }
 
-// MarshalJSON: {status, result?, diagnostics (ok only), reason?,
-// refused_by?, error?, code?, hidden?, call_id?}.
-func (o Outcome) MarshalJSON() ([]byte, error) {
-	m := map[string]any{"status": o.Status}
+// Record is the outcome as plain data, the shape a handler sees it in
+// (SPEC §10 Records; the pooled Lua record is checked against it):
+// {status, result?, diagnostics (ok only, [] when none), reason?,
+// refused_by?, error?}. Fields that do not apply are absent (R4.11).
+func (o Outcome) Record() map[string]any {
+	m := make(map[string]any, 4)
+	m["status"] = o.Status
+	if o.Result != nil {
+		m["result"] = o.Result
+	}
 	if o.Status == StatusOK {
-		if o.Result != nil {
-			m["result"] = o.Result
-		}
-		d := o.Diagnostics
-		if d == nil {
-			d = []string{}
+		d := make([]any, len(o.Diagnostics))
+		for k, s := range o.Diagnostics {
+			d[k] = s
 		}
 		m["diagnostics"] = d
-	} else if len(o.Diagnostics) > 0 {
-		m["diagnostics"] = o.Diagnostics
 	}
 	putString(m, "reason", o.Reason)
 	putString(m, "refused_by", o.RefusedBy)
 	putString(m, "error", o.Error)
+	return m
+}
+
+// MarshalJSON: Record, with result only when ok, diagnostics when not ok
+// and there are some, and code?, hidden?, call_id?.
+func (o Outcome) MarshalJSON() ([]byte, error) {
+	m := o.Record()
+	if o.Status != StatusOK {
+		delete(m, "result")
+		if len(o.Diagnostics) > 0 {
+			m["diagnostics"] = o.Diagnostics
+		}
+	}
 	putString(m, "code", errCode(o.Err))
 	if o.Hidden {
 		m["hidden"] = true

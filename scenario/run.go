@@ -473,7 +473,7 @@ func (r *runner) turn(ctx context.Context, inst *engine.Instance, s *Step) *Got 
 			spec = s.Rounds[n]
 		}
 		for _, tc := range spec.Tools {
-			tools = append(tools, outcomeMap(inst.Tool(ctx, engine.ToolCall{Path: tc.Path, Args: luabind.CopyPlain(tc.Args)})))
+			tools = append(tools, inst.Tool(ctx, engine.ToolCall{Path: tc.Path, Args: luabind.CopyPlain(tc.Args)}).Record())
 		}
 		re, err := inst.EndRound(ctx, engine.RoundEnd{HostContinue: spec.HostContinue, Output: spec.Output})
 		if err != nil {
@@ -514,22 +514,6 @@ func boundary(res engine.BoundaryResult, err error) *Got {
 func outcome(o engine.Outcome) *Got {
 	return &Got{Status: o.Status, Error: o.Error, Reason: o.Reason, RefusedBy: o.RefusedBy,
 		Hidden: o.Hidden, Result: o.Result, Diagnostics: o.Diagnostics}
-}
-
-func outcomeMap(o engine.Outcome) map[string]any {
-	m := map[string]any{"status": o.Status}
-	if o.Result != nil {
-		m["result"] = o.Result
-	}
-	if o.Status == "ok" {
-		m["diagnostics"] = stringsAny(o.Diagnostics)
-	}
-	for k, v := range map[string]string{"reason": o.Reason, "refused_by": o.RefusedBy, "error": o.Error} {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 func instanceInfo(inst *engine.Instance) map[string]any {
