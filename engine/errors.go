@@ -272,13 +272,6 @@ func (r *BoundaryResult) settle() {
 	r.Err = outcomeErr(r.Status, by, r.Reason, r.Error)
 }
 
-func (r *CommandResult) settle() {
-	if r.Err != nil || r.Status == StatusOK || r.Status == "" {
-		return
-	}
-	r.Err = outcomeErr(r.Status, "", "", r.Error)
-}
-
 // handlerErr is the failure of a method handler: "handler: TEXT", coded
 // budget or cancelled when that is what stopped it.
 func handlerErr(r *registry, err error) *Error {

@@ -13,11 +13,11 @@ import (
 // program of a bot is behaviors[1] in a config error, as the first item of
 // a list is steps[1] in a schema error (config/doc.go, README "Choices").
 func TestListItemsCountFromOneInEveryPath(t *testing.T) {
-	cfg, err := config.Parse("attune.toml", []byte("[bots.main]\nbehaviors = [\"nowhere\"]\nceiling = [\"read\", 3]\n"))
+	_, err := config.Parse("attune.toml", []byte("[bots.main]\nbehaviors = [\"nowhere\"]\nceiling = [\"read\", 3]\n"))
 	if err == nil || !strings.Contains(err.Error(), "bots.main.ceiling[2]: want a string") {
 		t.Fatalf("config: the second effect is ceiling[2]; got %v", err)
 	}
-	cfg, err = config.Parse("attune.toml", []byte("[bots.main]\nbehaviors = [\"nowhere\"]\n"))
+	cfg, err := config.Parse("attune.toml", []byte("[bots.main]\nbehaviors = [\"nowhere\"]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

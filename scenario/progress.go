@@ -20,13 +20,12 @@ type Progress struct {
 	// Now is the clock (tests set it); nil: time.Now.
 	Now func() time.Time
 
-	total   int
-	began   time.Time
-	last    time.Time
-	drawn   bool
-	done    int
-	failed  int
-	lastLen int
+	total  int
+	began  time.Time
+	last   time.Time
+	drawn  bool
+	done   int
+	failed int
 }
 
 func (p *Progress) now() time.Time {

@@ -33,7 +33,6 @@ type peer struct {
 	notes   []map[string]any
 	logs    []map[string]any
 	calls   map[string]int      // callbacks by method
-	raw     []map[string]any    // every message without an id we could match (batches, id null)
 	rawc    chan map[string]any // the same, as they come
 	lines   chan []byte         // every line, when tapped
 	tap     bool
