@@ -1,7 +1,6 @@
 package luabind
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,7 +28,16 @@ func (e *SyntaxError) Error() string {
 // slices are trimmed to their length: gopher-lua's compiler leaves them at
 // a capacity of 1024, which a cached proto would keep alive.
 func Compile(file string, src []byte) (*lua.FunctionProto, error) {
-	chunk, err := parse.Parse(bytes.NewReader(src), file)
+	return compile(file, src, nil)
+}
+
+// compile is Compile under the compile limits (limits.go); done, when set,
+// stops the parser (the time budget of the callback that compiles).
+func compile(file string, src []byte, done <-chan struct{}) (*lua.FunctionProto, error) {
+	if err := checkSize(file, src); err != nil {
+		return nil, err
+	}
+	chunk, err := parse.Parse(&budgetReader{src: src, done: done}, file)
 	if err != nil {
 		var pe *parse.Error
 		if errors.As(err, &pe) {
@@ -45,6 +53,9 @@ func Compile(file string, src []byte) (*lua.FunctionProto, error) {
 			return nil, &SyntaxError{File: file, Line: line, Col: pe.Pos.Column, Msg: msg}
 		}
 		return nil, &SyntaxError{File: file, Msg: strings.TrimSpace(err.Error())}
+	}
+	if err := checkNesting(file, chunk); err != nil { // before any pass walks the tree
+		return nil, err
 	}
 	chunk = hoistForLists(chunk) // a gopher-lua miscompile: forlist.go
 	rewriteChunk(file, chunk)    // assignments gopher-lua would miscompile (rewrite.go)

@@ -68,8 +68,14 @@ func (r Rewrite) String() string {
 // Rewrites parses Lua source and lists the statements Compile rewrites.
 // Check reports them (multiple assignments only when they read a target).
 func Rewrites(file string, src []byte) ([]Rewrite, error) {
+	if err := checkSize(file, src); err != nil {
+		return nil, err
+	}
 	chunk, err := parse.Parse(bytes.NewReader(src), file)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkNesting(file, chunk); err != nil { // limits.go: before the walk
 		return nil, err
 	}
 	return rewriteChunk(file, chunk), nil

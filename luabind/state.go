@@ -105,22 +105,9 @@ func buildLibs() *libs {
 			out.base[string(name)] = v
 		}
 	})
-	load := L.NewFunction(func(L *lua.LState) int {
-		src := L.CheckString(1)
-		if strings.HasPrefix(src, "\x1bLua") {
-			L.RaiseError("binary chunks are not allowed")
-		}
-		// the same compile path as a program's (rewrite.go)
-		p, err := Compile(L.OptString(2, "<string>"), []byte(src))
-		if err != nil {
-			L.Push(lua.LNil)
-			L.Push(lua.LString(err.Error()))
-			return 2
-		}
-		L.Push(L.NewFunctionFromProto(p))
-		return 1
-	})
+	load := L.NewFunction(loadChunk) // text only, under the compile limits and the budget
 	out.base["loadstring"] = load
+	out.base["load"] = load
 	out.base["print"] = L.NewFunction(func(L *lua.LState) int {
 		st := stateOf(L)
 		if st == nil || st.print == nil {
@@ -150,19 +137,6 @@ func buildLibs() *libs {
 		st.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 		return 0
 	}))
-	out.base["load"] = L.NewFunction(func(L *lua.LState) int {
-		// Only text chunks given as strings: a reader function could hand
-		// over a binary chunk piece by piece.
-		if _, ok := L.Get(1).(lua.LString); !ok {
-			L.RaiseError("load takes a string of Lua text here")
-		}
-		src, name := L.Get(1), L.Get(2)
-		L.Push(load)
-		L.Push(src)
-		L.Push(name)
-		L.Call(2, 2)
-		return 2
-	})
 	str := g.RawGetString("string").(*lua.LTable)
 	str.RawSetString("dump", lua.LNil)
 	str.RawSetString("__index", lua.LNil)
