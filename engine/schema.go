@@ -39,6 +39,9 @@ func parseSchema(s *luabind.State, v lua.LValue) (schema, error) {
 	if !ok {
 		return nil, fmt.Errorf("want a table of field = type, got %s", luabind.TypeName(v))
 	}
+	if err := luabind.CheckData(t, "schema"); err != nil {
+		return nil, err
+	}
 	return parseFields(t, 0)
 }
 

@@ -127,6 +127,9 @@ func (e *DataError) Error() string { return e.Path + ": " + e.Msg }
 // the list marker, else a map. Other number keys of a map become decimal
 // strings. Functions, userdata, threads and boolean keys are errors.
 func (s *State) FromLua(v lua.LValue) (any, error) {
+	if err := CheckData(v, "value"); err != nil { // datalimits.go
+		return nil, err
+	}
 	return s.fromLua(v, "value", 0)
 }
 

@@ -1,0 +1,111 @@
+package luabind
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Data limits. A Lua table may be reached many times from one value
+// (`for i = 1, 24 do t = {a = t, b = t} end` is 2^24 leaves in 24 tables),
+// and conversion copies each time it is reached. So before a value leaves a
+// state it is counted the way conversion will copy it: every value each
+// time it is reached, every string's bytes. Over a limit it is a clear
+// error, before anything is copied.
+const (
+	// MaxDataNodes is how many values (tables, strings, numbers...) one
+	// converted value may hold, shared tables counted each time reached.
+	MaxDataNodes = 1 << 18
+	// MaxDataBytes is how many bytes of strings (keys included) it may hold.
+	MaxDataBytes = 16 << 20
+)
+
+// ErrMemory is the class of every memory failure: a value over the data
+// limits, a built-in whose result would be too large, a callback cancelled
+// because the host's heap went over the memory limit.
+var ErrMemory = errors.New("memory")
+
+// ErrNotCanonical is the class of values that are not canonical plain data:
+// strings that are not valid UTF-8, NaN and infinite numbers.
+var ErrNotCanonical = errors.New("not canonical data")
+
+// LimitError is a value over the data limits, or not canonical. Path says
+// where ("value.a.b[3]").
+type LimitError struct {
+	Path  string
+	Msg   string
+	class error
+}
+
+func (e *LimitError) Error() string { return e.Path + ": " + e.Msg }
+func (e *LimitError) Unwrap() error { return e.class }
+
+// CheckData counts v as conversion would copy it and checks it is canonical
+// plain data: every string valid UTF-8, every number finite. root names it
+// in the error ("value", "schema").
+func CheckData(v lua.LValue, root string) error {
+	c := dataCount{}
+	if err := c.walk(v, 0); err != nil {
+		err.Path = root + err.Path
+		return err
+	}
+	return nil
+}
+
+type dataCount struct{ nodes, bytes int }
+
+func (c *dataCount) str(s string) *LimitError {
+	c.bytes += len(s)
+	if c.bytes > MaxDataBytes {
+		return &LimitError{Msg: fmt.Sprintf("memory: over the data limit of %d bytes of text (a table reached from several places counts each time)", MaxDataBytes), class: ErrMemory}
+	}
+	if !utf8.ValidString(s) {
+		return &LimitError{Msg: "a string that is not valid UTF-8; actions, state and results hold text only (encode bytes, e.g. as hex)", class: ErrNotCanonical}
+	}
+	return nil
+}
+
+func (c *dataCount) walk(v lua.LValue, depth int) *LimitError {
+	c.nodes++
+	if c.nodes > MaxDataNodes {
+		return &LimitError{Msg: fmt.Sprintf("memory: over the data limit of %d values (a table reached from several places counts each time)", MaxDataNodes), class: ErrMemory}
+	}
+	switch x := v.(type) {
+	case lua.LString:
+		return c.str(string(x))
+	case lua.LNumber:
+		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+			return &LimitError{Msg: fmt.Sprintf("the number %v is not plain data (NaN and infinities are refused)", f), class: ErrNotCanonical}
+		}
+	case *lua.LTable:
+		if depth >= maxDepth {
+			return nil // conversion reports the depth, with its path
+		}
+		var err *LimitError
+		x.ForEach(func(k, e lua.LValue) {
+			if err != nil {
+				return
+			}
+			if ks, ok := k.(lua.LString); ok {
+				if err = c.str(string(ks)); err != nil {
+					err.Path = "." + strconv.Quote(string(ks)) + err.Path
+					return
+				}
+			}
+			if err = c.walk(e, depth+1); err != nil {
+				switch kk := k.(type) {
+				case lua.LString:
+					err.Path = "." + string(kk) + err.Path
+				case lua.LNumber:
+					err.Path = "[" + kk.String() + "]" + err.Path
+				}
+			}
+		})
+		return err
+	}
+	return nil
+}
