@@ -26,6 +26,9 @@ const (
 	DefaultCallbackBudget = time.Second
 	DefaultHostTimeout    = 30 * time.Second
 	DefaultRetryBudget    = 2
+	// DefaultMemoryLimit is engine.memory_limit's default: the Go heap over
+	// which running callbacks are cancelled.
+	DefaultMemoryLimit = 2 << 30
 )
 
 // Config is one loaded configuration. It is immutable after Load, Parse or
@@ -60,6 +63,9 @@ type Engine struct {
 	// HostTimeout bounds each host callback (admit/read, the floor, a host
 	// core): past it the callback's ctx is done and its call fails.
 	HostTimeout time.Duration
+	// MemoryLimit is the host's Go heap, in bytes, over which the engine
+	// cancels running callbacks (a `memory` failure); 0 turns it off.
+	MemoryLimit int64
 }
 
 // Floor is the [floor] table: the default host floor refuses a tool call
@@ -108,6 +114,7 @@ func Default(dir string) *Config {
 			Project:        DefaultProject,
 			CallbackBudget: DefaultCallbackBudget,
 			HostTimeout:    DefaultHostTimeout,
+			MemoryLimit:    DefaultMemoryLimit,
 		},
 		Floor:    Floor{RefuseMarks: []string{}},
 		MCP:      MCP{CallTimeout: DefaultMCPCallTimeout, StartTimeout: DefaultMCPStartTimeout, MaxMessage: DefaultMCPMaxMessage},

@@ -40,6 +40,7 @@ func TestLoadFullSchema(t *testing.T) {
 		Project:        "acme",
 		CallbackBudget: 250 * time.Millisecond,
 		HostTimeout:    DefaultHostTimeout,
+		MemoryLimit:    DefaultMemoryLimit,
 	}
 	if !reflect.DeepEqual(cfg.Engine, wantEngine) {
 		t.Errorf("Engine = %+v\nwant %+v", cfg.Engine, wantEngine)

@@ -31,7 +31,7 @@ const (
 // The keys of each table of the schema.
 var (
 	topKeys    = []string{"engine", "floor", "bots", "harness"}
-	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout"}
+	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit"}
 	floorKeys  = []string{"refuse_marks"}
 	botKeys    = []string{"behaviors", "ceiling", "grants", "retry_budget", "config"}
 )
@@ -252,6 +252,8 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 				d.errorf(p, `want a duration like "1s", got %s`, quote(s))
 			case dur <= 0:
 				d.errorf(p, `want a duration > 0, got %s`, quote(s))
+			case dur > MaxCallbackBudget:
+				d.errorf(p, `want a duration of at most %s, got %s`, MaxCallbackBudget, quote(s))
 			default:
 				cfg.Engine.CallbackBudget = dur
 			}
@@ -269,6 +271,10 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 				d.errorf(p, `want a duration > 0 and at most 24h, got %s`, quote(s))
 			default:
 				cfg.Engine.HostTimeout = dur
+			}
+		case "memory_limit":
+			if n, ok := d.memoryLimit(p, v); ok {
+				cfg.Engine.MemoryLimit = n
 			}
 		default:
 			d.unknown(p, engineKeys)
@@ -369,8 +375,8 @@ func (d *decoder) bot(bp path, name string, v any) *Bot {
 				d.errorf(p, "want an integer >= 0, got %s", tomlx.Describe(v))
 			case n < 0:
 				d.errorf(p, "want an integer >= 0, got %d", n)
-			case int64(int(n)) != n:
-				d.errorf(p, "integer %d is too large", n)
+			case n > MaxRetryBudget:
+				d.errorf(p, "want an integer of at most %d, got %d", MaxRetryBudget, n)
 			default:
 				b.RetryBudget = int(n)
 			}

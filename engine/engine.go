@@ -117,7 +117,8 @@ type Engine struct {
 	obs       Observer
 	hostWait  time.Duration // host_timeout
 	onNote    func(string, Note)
-	lib       *luabind.Library // the forms, invoke and the host's libraries
+	lib       *luabind.Library  // the forms, invoke and the host's libraries
+	watchdog  *luabind.Watchdog // engine.memory_limit; nil when off
 
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry
@@ -224,6 +225,9 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	e.owners = newOwnerCache()
 	e.calls = newCallsBehind(e.st)
 	e.workers = newWorkerPool(64)
+	if lim := o.Config.Engine.MemoryLimit; lim > 0 {
+		e.watchdog = luabind.NewWatchdog(uint64(lim))
+	}
 	return e, nil
 }
 
@@ -241,6 +245,10 @@ func (e *Engine) Close() error {
 	}
 	e.calls.flush()
 	e.workers.close()
+	if e.watchdog != nil {
+		e.watchdog.Close()
+		e.watchdog = nil
+	}
 	if e.owns {
 		return e.st.Close()
 	}

@@ -35,6 +35,10 @@ const (
 	CodeCancelled Code = "cancelled"
 	// A callback ran past its time budget ([engine] callback_budget).
 	CodeBudget Code = "budget"
+	// A callback went over a memory bound: a value over the data limits, a
+	// built-in's result too large, or the host's heap over [engine]
+	// memory_limit while it ran (it was cancelled).
+	CodeMemory Code = "memory"
 	// A host callback (admit/read, the floor, a host core) did not answer
 	// within [engine] host_timeout.
 	CodeHostTimeout Code = "host-timeout"
@@ -124,6 +128,7 @@ var (
 	ErrPinMissing     = &Error{Code: CodePinMissing}
 	ErrCancelled      = &Error{Code: CodeCancelled}
 	ErrBudget         = &Error{Code: CodeBudget}
+	ErrMemory         = &Error{Code: CodeMemory}
 	ErrHostTimeout    = &Error{Code: CodeHostTimeout}
 	ErrCore           = &Error{Code: CodeCore}
 	ErrNotRunning     = &Error{Code: CodeNotRunning}
@@ -175,6 +180,9 @@ func ctxCode(err error) Code {
 	if errors.Is(err, luabind.ErrBudget) {
 		return CodeBudget
 	}
+	if errors.Is(err, luabind.ErrMemory) {
+		return CodeMemory
+	}
 	return ""
 }
 
@@ -221,6 +229,9 @@ func codeOfText(text string) Code {
 	}
 	if strings.HasPrefix(t, luabind.ErrBudget.Error()) {
 		return CodeBudget
+	}
+	if luabind.IsMemoryText(t) {
+		return CodeMemory
 	}
 	for _, c := range errorCodes {
 		if strings.HasPrefix(t, string(c)+":") {

@@ -8,7 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
 
+	"attune/pin"
 	"attune/store"
 )
 
@@ -329,15 +331,14 @@ define.method("c", "get", function(ctx, s) return s.n end)`
   migrate = {[2] = function(a) return a end}})
 define.method("c", "add", function(ctx, s, x) propose({type = "add", amount = x}) end, {kind = "command"})
 define.method("c", "get", function(ctx, s) return s.n end)`
-	e := testEngine(t, `
-[bots.one]
-behaviors = ["v1"]
-[bots.two]
-behaviors = ["v2"]
-[bots.three]
-behaviors = ["v3"]
-`, map[string]string{"v1.lua": v1, "v2.lua": v2, "v3.lua": v3})
-	a, b, c := start(t, e, "a", "one"), start(t, e, "b", "two"), start(t, e, "c", "three")
+	// three versions of one program: a project owner belongs to the
+	// program that declared it, whatever its version
+	e, edit := versionedEngine(t, "[bots.one]\nbehaviors = [\"c\"]\n[bots.two]\nbehaviors = [\"c\"]\n[bots.three]\nbehaviors = [\"c\"]\n", "c.lua", v1)
+	a := start(t, e, "a", "one")
+	edit("c.lua", v2)
+	b := start(t, e, "b", "two")
+	edit("c.lua", v3)
+	c := start(t, e, "c", "three")
 	mustOK(t, hostCall(a, "c", "add", 1.0))
 	mustOK(t, hostCall(a, "c", "add", 2.0))
 	// v2 migrates revision 1 (an integer or decimal-string key)
@@ -392,10 +393,11 @@ define.method("mem", "get", function(ctx, s) return s.n end)
 define.reducer("own", function(s) return s end, {init = "mine"})
 define.method("own", "get", function(ctx, s) return s end)`
 	}
-	e := testEngine(t, "[bots.old]\nbehaviors = [\"a1\"]\n[bots.new]\nbehaviors = [\"a2\"]\n",
-		map[string]string{"a1.lua": prog("1"), "a2.lua": prog("2")})
+	e, edit := versionedEngine(t, "[bots.old]\nbehaviors = [\"a\"]\n[bots.new]\nbehaviors = [\"a\"]\n", "a.lua", prog("1"))
 	ctx := context.Background()
-	old, nw := start(t, e, "old", "old"), start(t, e, "new", "new")
+	old := start(t, e, "old", "old")
+	edit("a.lua", prog("2"))
+	nw := start(t, e, "new", "new")
 	if keys, _ := e.Store().ListRecords(ctx, "owner", ""); len(keys) != 0 {
 		t.Fatalf("owners opened before any call: %v", keys) // R2.9
 	}
@@ -424,7 +426,7 @@ define.method("own", "get", function(ctx, s) return s end)`
 		t.Fatalf("record %s", meta)
 	}
 	// another engine on the same store sees the stored ABI
-	e2 := testEngine(t, "[bots.old]\nbehaviors = [\"a1\"]\n", map[string]string{"a1.lua": prog("1")}, func(o *Options) { o.Store = e.Store() })
+	e2 := testEngine(t, "[bots.old]\nbehaviors = [\"a\"]\n", map[string]string{"a.lua": prog("1")}, func(o *Options) { o.Store = e.Store() })
 	if out := hostCall(start(t, e2, "old2", "old"), "mem", "get", nil); out.RefusedBy != ByABI {
 		t.Fatalf("second engine: %+v", out)
 	}
@@ -649,4 +651,14 @@ func TestEntryCodec(t *testing.T) {
 			t.Errorf("%q decoded", bad)
 		}
 	}
+}
+
+// versionedEngine is testEngine with a scratch pack the test edits between
+// starts (each start pins the version it finds).
+func versionedEngine(t *testing.T, cfg, file, src string) (*Engine, func(name, src string)) {
+	fsys := fsMap{file: &fstest.MapFile{Data: []byte(src)}}
+	e := testEngine(t, cfg, nil, func(o *Options) {
+		o.PacksFirst = []pin.Pack{{Name: "scratch", FS: fsys}}
+	})
+	return e, func(name, src string) { fsys[name] = &fstest.MapFile{Data: []byte(src)} }
 }

@@ -121,8 +121,9 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 		set:     set,
 	}
 	r.st = luabind.NewState(luabind.Options{
-		Budget: e.budget,
-		Seed:   registrySeed(set, name),
+		Budget:   e.budget,
+		Watchdog: e.watchdog,
+		Seed:     registrySeed(set, name),
 		Print: func(s string) {
 			e.log.Info("print", "program", name, "instance", set.instance, "text", s)
 		},
@@ -156,6 +157,10 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 			}
 			return nil, fmt.Errorf("program %s: validate/configuration refused: %s", name, msg)
 		}
+	}
+	if err := e.claimOwners(ctx, r); err != nil { // ownership.go
+		r.close()
+		return nil, fmt.Errorf("program %s: %w", name, err)
 	}
 	return r, nil
 }
@@ -213,7 +218,17 @@ func (r *registry) call(fr *frame, a luabind.Ambient, fn lua.LValue, nret int, a
 // run calls fn with the registry already held by fr's thread.
 func (r *registry) run(fr *frame, a luabind.Ambient, fn lua.LValue, nret int, args ...lua.LValue) error {
 	r.frames = append(r.frames, fr)
-	err := r.st.CallContext(fr.ctx, a, fn, nret, args...)
+	// A nested callback in another state spends what its caller has left
+	// (the budget spans the lineage); the same state does this itself.
+	within, up := luabind.NoCap, (*luabind.State)(nil)
+	if p := fr.parent; p != nil && p.reg != nil && p.reg != r {
+		up = p.reg.st
+		within = up.Remaining()
+	}
+	used, err := r.st.CallContextWithin(fr.ctx, within, a, fn, nret, args...)
+	if up != nil && within != luabind.NoCap {
+		up.Spend(used)
+	}
 	r.frames[len(r.frames)-1] = nil
 	r.frames = r.frames[:len(r.frames)-1]
 	return err

@@ -19,20 +19,20 @@ var ErrBudget = errors.New("cancelled: time budget")
 // stopped while it waits.
 type budget struct {
 	limit time.Duration
-	s     *State // the state this budget belongs to (found by shared functions)
+	s     *State    // the state this budget belongs to (found by shared functions)
+	wd    *Watchdog // the memory watchdog, if any
 
 	mu       sync.Mutex
 	done     chan struct{}
 	fired    bool
+	cause    error // why it fired: ErrBudget, ErrMemoryLimit or a *CancelError (the host's context ended)
 	timer    *time.Timer
 	pending  bool            // the timer will fire
 	fireAt   time.Time       // when it will
 	frames   []time.Duration // remaining time of each open frame
+	starts   []time.Duration // what each open frame started with
 	running  bool            // the top frame's clock is ticking
 	deadline time.Time
-	// host is why the host's context ended the running callback (nil: the
-	// budget did, or nothing did).
-	host error
 }
 
 func newBudget(limit time.Duration) *budget {
@@ -47,10 +47,7 @@ func (b *budget) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.fired {
-		if b.host != nil {
-			return b.host
-		}
-		return ErrBudget
+		return b.cause
 	}
 	return nil
 }
@@ -63,15 +60,19 @@ func (e *CancelError) Error() string { return "cancelled: " + e.Cause.Error() }
 func (e *CancelError) Unwrap() error { return e.Cause }
 
 // cancelHost ends the running callback because the host's context ended.
-func (b *budget) cancelHost(cause error) {
+func (b *budget) cancelHost(cause error) { b.cancel(&CancelError{Cause: cause}) }
+
+// cancel fires the budget of a running callback for cause; it reports
+// whether a callback was running.
+func (b *budget) cancel(cause error) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.fired || len(b.frames) == 0 {
-		return
+	if len(b.frames) == 0 || b.fired {
+		return false
 	}
-	b.fired = true
-	b.host = &CancelError{Cause: cause}
+	b.fired, b.cause = true, cause
 	close(b.done)
+	return true
 }
 
 func (b *budget) fire() {
@@ -86,7 +87,7 @@ func (b *budget) fire() {
 		b.arm(now, rem)
 		return
 	}
-	b.fired = true
+	b.fired, b.cause = true, ErrBudget
 	close(b.done)
 }
 
@@ -126,32 +127,84 @@ func (b *budget) pauseLocked(now time.Time) {
 	b.frames[len(b.frames)-1] = b.deadline.Sub(now)
 }
 
-// enter opens a frame; it reports whether it is the outermost one.
-func (b *budget) enter() bool {
+// NoCap is CallWithin's "no limit but the state's own budget".
+const NoCap = time.Duration(1<<63 - 1)
+
+// enter opens a frame with the state's limit, or less: what remains of
+// the frame below (a nested callback spends its caller's budget), or
+// within. It reports whether it is the outermost one.
+func (b *budget) enter(within time.Duration) bool {
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pauseLocked(now)
-	b.frames = append(b.frames, b.limit)
+	lim := min(b.limit, within)
+	if n := len(b.frames); n > 0 {
+		lim = min(lim, b.frames[n-1])
+	}
+	b.frames = append(b.frames, lim)
+	b.starts = append(b.starts, lim)
 	b.startLocked(now)
+	if len(b.frames) == 1 && b.wd != nil {
+		b.wd.begin()
+	}
 	return len(b.frames) == 1
 }
 
-// exit closes the top frame; it reports whether it was the outermost one.
-// The frame below stays paused until resume.
-func (b *budget) exit() bool {
+// exit closes the top frame; it reports whether it was the outermost one
+// and how much script time the frame used, which is charged to the frame
+// below. The frame below stays paused until resume.
+func (b *budget) exit() (bool, time.Duration) {
+	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	top := len(b.frames) - 1
+	rem := b.frames[top]
 	if b.running {
-		b.running = false // the frame is dropped: what remained does not matter
+		b.running = false
+		rem = b.deadline.Sub(now)
 	}
-	b.frames = b.frames[:len(b.frames)-1]
-	if len(b.frames) == 0 && b.fired {
-		b.fired = false
-		b.host = nil
-		b.done = make(chan struct{})
+	used := max(b.starts[top]-rem, 0)
+	b.frames = b.frames[:top]
+	b.starts = b.starts[:top]
+	if top > 0 {
+		b.frames[top-1] -= used
 	}
-	return len(b.frames) == 0
+	if len(b.frames) == 0 {
+		if b.wd != nil {
+			b.wd.end()
+		}
+		if b.fired {
+			b.fired, b.cause = false, nil
+			b.done = make(chan struct{})
+		}
+	}
+	return len(b.frames) == 0, used
+}
+
+// remaining is what the top frame has left (NoCap outside a callback).
+func (b *budget) remaining() time.Duration {
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.frames)
+	switch {
+	case n == 0:
+		return NoCap
+	case b.running:
+		return b.deadline.Sub(now)
+	}
+	return b.frames[n-1]
+}
+
+// spend charges d to the top frame, which is paused (its script waits for
+// a nested callback of another state).
+func (b *budget) spend(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n := len(b.frames); n > 0 && !b.running {
+		b.frames[n-1] -= d
+	}
 }
 
 // suspend stops the clock while the script waits for host work.
@@ -174,7 +227,7 @@ func (b *budget) resume() {
 		b.running = true
 		b.deadline = now
 		if !b.fired {
-			b.fired = true
+			b.fired, b.cause = true, ErrBudget
 			close(b.done)
 		}
 		return
@@ -188,5 +241,8 @@ func (b *budget) close() {
 	if b.timer != nil {
 		b.timer.Stop()
 		b.pending = false
+	}
+	if b.wd != nil {
+		b.wd.remove(b)
 	}
 }

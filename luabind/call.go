@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -17,65 +18,98 @@ type ScriptError struct {
 	Value lua.LValue
 	// Traceback is Lua's stack traceback, when gopher-lua gave one.
 	Traceback string
-	// Cancelled is set when the time budget, or the host's context,
+	// Cancelled is set when the time budget (or the memory watchdog)
 	// cancelled the callback.
 	Cancelled bool
-	// Cause is what cancelled it: ErrBudget, or a *CancelError wrapping
-	// the host context's error.
+	// Cause is what cancelled it: ErrBudget, ErrMemoryLimit, or a
+	// *CancelError wrapping the host context's error.
 	Cause error
 }
 
 func (e *ScriptError) Error() string { return e.Msg }
 
-// Unwrap lets errors.Is(err, ErrBudget) (or context.Canceled) see a
-// cancellation.
+// Unwrap lets errors.Is(err, ErrBudget) (or ErrMemory, or
+// context.Canceled) see a cancellation.
 func (e *ScriptError) Unwrap() error {
-	if e.Cause != nil {
-		return e.Cause
-	}
 	if e.Cancelled {
+		if e.Cause != nil {
+			return e.Cause
+		}
 		return ErrBudget
 	}
 	return nil
-}
-
-// CallContext is Call under the host's context as well: when ctx ends
-// while fn runs, fn is cancelled as if its budget ran out, and fails with
-// a *CancelError. A ctx that has ended already runs nothing.
-func (s *State) CallContext(ctx context.Context, a Ambient, fn lua.LValue, nret int, args ...lua.LValue) error {
-	if ctx == nil || ctx.Done() == nil {
-		return s.Call(a, fn, nret, args...)
-	}
-	if err := ctx.Err(); err != nil {
-		ce := &CancelError{Cause: err}
-		return &ScriptError{Msg: ce.Error(), Cancelled: true, Cause: ce}
-	}
-	stop := context.AfterFunc(ctx, func() { s.budget.cancelHost(ctx.Err()) })
-	defer stop()
-	return s.Call(a, fn, nret, args...)
 }
 
 // Call runs fn in ambient a under the time budget, leaving nret results on
 // the stack for the caller to read (Get(-nret)...) and pop. On error the
 // stack is as before the call.
 func (s *State) Call(a Ambient, fn lua.LValue, nret int, args ...lua.LValue) error {
+	_, err := s.CallWithin(a, NoCap, fn, nret, args...)
+	return err
+}
+
+// CallContext is Call under the host's context as well: when ctx ends
+// while fn runs, fn is cancelled as if its budget ran out, and fails with
+// a *CancelError. A ctx that has ended already runs nothing.
+func (s *State) CallContext(ctx context.Context, a Ambient, fn lua.LValue, nret int, args ...lua.LValue) error {
+	_, err := s.CallContextWithin(ctx, NoCap, a, fn, nret, args...)
+	return err
+}
+
+// CallContextWithin is CallContext with the budget capped at within, as
+// CallWithin.
+func (s *State) CallContextWithin(ctx context.Context, within time.Duration, a Ambient, fn lua.LValue, nret int, args ...lua.LValue) (time.Duration, error) {
+	if ctx == nil || ctx.Done() == nil {
+		return s.CallWithin(a, within, fn, nret, args...)
+	}
+	if err := ctx.Err(); err != nil {
+		ce := &CancelError{Cause: err}
+		return 0, &ScriptError{Msg: ce.Error(), Cancelled: true, Cause: ce}
+	}
+	stop := context.AfterFunc(ctx, func() { s.budget.cancelHost(ctx.Err()) })
+	defer stop()
+	return s.CallWithin(a, within, fn, nret, args...)
+}
+
+// CallWithin is Call with the budget capped at within (the time its
+// caller in another state has left; NoCap for none). It returns the
+// script time the call used, for the caller to Spend.
+func (s *State) CallWithin(a Ambient, within time.Duration, fn lua.LValue, nret int, args ...lua.LValue) (time.Duration, error) {
 	L := s.L
 	old := s.ambient
 	s.ambient = a
-	if s.budget.enter() {
+	if s.budget.enter(within) {
 		L.SetContext(s.budget)
 	}
 	err := L.CallByParam(lua.P{Fn: fn, NRet: nret, Protect: true}, args...)
 	cause := s.budget.Err()
-	if s.budget.exit() {
+	cancelled := cause != nil
+	if err == nil && cancelled {
+		// past its budget the callback fails, even when the script caught
+		// the cancellation (pcall, xpcall) and returned normally
+		if nret > 0 {
+			L.Pop(nret)
+		}
+		err = cause
+	}
+	outer, used := s.budget.exit()
+	if outer {
 		L.RemoveContext()
 	}
 	s.ambient = old
 	if err != nil {
-		return s.scriptError(err, cause)
+		return used, s.scriptError(err, cause)
 	}
-	return nil
+	return used, nil
 }
+
+// Remaining is what the running callback has left of its budget (NoCap
+// when none is running).
+func (s *State) Remaining() time.Duration { return s.budget.remaining() }
+
+// Spend charges d of script time (a nested callback in another state) to
+// the running callback, whose clock is stopped while it waits.
+func (s *State) Spend(d time.Duration) { s.budget.spend(d) }
 
 func (s *State) scriptError(err error, cause error) error {
 	cancelled := cause != nil

@@ -20,6 +20,9 @@ func (e *SyntaxError) Error() string {
 	if e.Line <= 0 {
 		return fmt.Sprintf("%s: %s", e.File, e.Msg)
 	}
+	if e.Col <= 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
 	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
@@ -108,4 +109,12 @@ func (c *dataCount) walk(v lua.LValue, depth int) *LimitError {
 		return err
 	}
 	return nil
+}
+
+// IsMemoryText reports whether a failure's text (after its position
+// prefix) is a memory failure: the watchdog's cancellation, or a bound's
+// "memory: ..." anywhere in a chain of prefixes ("propose: ...: memory: ").
+func IsMemoryText(t string) bool {
+	return strings.HasPrefix(t, ErrMemoryLimit.Error()[:len("cancelled: memory")]) ||
+		strings.HasPrefix(t, "memory: ") || strings.Contains(t, ": memory: ")
 }

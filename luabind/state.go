@@ -44,6 +44,9 @@ type Options struct {
 	Seed uint64
 	// Print receives what the script prints; nil drops it.
 	Print func(string)
+	// Watchdog, if set, cancels the state's running callback when the host's
+	// heap goes over its limit (watchdog.go).
+	Watchdog *Watchdog
 }
 
 // State is one sandboxed Lua interpreter. Not safe for concurrent use.
@@ -144,7 +147,7 @@ func buildLibs() *libs {
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 		n := L.CheckInt(2)
 		if n > 0 && int64(len(L.CheckString(1)))*int64(n) > maxRep {
-			L.RaiseError("string.rep: result over %d bytes", maxRep)
+			L.RaiseError("memory: string.rep: result over %d bytes", maxRep)
 		}
 		s, count := L.Get(1), L.Get(2)
 		L.Push(rep)
@@ -153,6 +156,7 @@ func buildLibs() *libs {
 		L.Call(2, 1)
 		return 1
 	}))
+	boundBuiltins(L, out.base, str, g.RawGetString("table").(*lua.LTable)) // builtins.go
 	out.str = str
 	for _, name := range []string{"string", "table", "math"} {
 		out.proxies[name] = copyOnRead(L, g.RawGetString(name).(*lua.LTable))
@@ -184,6 +188,10 @@ func NewState(o Options) *State {
 	}
 	s := &State{L: L, ambient: Register, budget: newBudget(o.Budget), print: o.Print}
 	s.budget.s = s
+	if o.Watchdog != nil {
+		s.budget.wd = o.Watchdog
+		o.Watchdog.add(s.budget)
+	}
 	// A globals table sized for the sandbox and the engine's forms, so
 	// filling it does not grow it step by step.
 	// The base functions are read through a protected metatable from one

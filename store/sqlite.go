@@ -182,7 +182,10 @@ func sqliteCheckFile(path, abs string) error {
 	head := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, head)
 	if n == 0 && (err == io.EOF || err == nil) {
-		return nil // empty: SQLite makes it a database
+		// attune creates its file above and writes its schema at once: an
+		// empty file it did not just create is someone else's (or a store
+		// whose first open was cut short), never silently a new store.
+		return fmt.Errorf("store: %s is an empty file that attune did not create; remove it to start a new store, or set engine.store to the store you meant", path)
 	}
 	if !bytes.Equal(head[:n], sqliteMagic) {
 		return notAttuneStore(path, "file is not a database")

@@ -20,8 +20,9 @@ import (
 // require, grants). It prints every problem and the shadowing warnings
 // and exits 1 when there is any problem.
 func checkCmd(args []string, stdout, stderr io.Writer) int {
+	args, checkStore := storeFlag(args)
 	if len(args) > 1 || (len(args) == 1 && (args[0] == "-h" || args[0] == "--help")) {
-		fmt.Fprintln(stderr, "usage: attune check [FILE]   (default "+config.DefaultFile+")")
+		fmt.Fprintln(stderr, "usage: attune check [--store] [FILE]   (default "+config.DefaultFile+"; --store also runs SQLite's integrity check on the store)")
 		return 2
 	}
 	file := config.DefaultFile
@@ -57,6 +58,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		for _, n := range rewriteNotes(cfg, packs) {
 			fmt.Fprintln(stdout, n)
 		}
+	}
+	if checkStore {
+		problems = append(problems, checkStoreFile(cfg, stdout)...)
 	}
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)

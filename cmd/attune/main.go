@@ -28,7 +28,7 @@ type command struct {
 var commands = map[string]command{
 	"run":    {"a demo session of the exemplar behaviors on the embedded store", runCmd},
 	"test":   {"run scenario files: attune test PATH...", testCmd},
-	"check":  {"check a configuration and its programs: attune check [FILE]", checkCmd},
+	"check":  {"check a configuration and its programs: attune check [--store] [FILE]", checkCmd},
 	"lower":  {"print the Lua a Scheme-style program lowers to: attune lower FILE.scm", lowerCmd},
 	"serve":  {"the engine as a JSON-RPC 2.0 service over stdio", serveCmd},
 	"record": {"a scenario that replays a stored session: attune record SESSION [--config FILE] [--out FILE.toml]", recordCmd},

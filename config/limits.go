@@ -1,0 +1,72 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds of the numeric keys: a value past them is a config error, never
+// a silently huge loop or allocation.
+const (
+	// MaxCallbackBudget bounds engine.callback_budget.
+	MaxCallbackBudget = 10 * time.Minute
+	// MaxRetryBudget bounds a bot's retry_budget.
+	MaxRetryBudget = 100
+	// MinMemoryLimit and MaxMemoryLimit bound engine.memory_limit (0 turns
+	// it off).
+	MinMemoryLimit = 64 << 20
+	MaxMemoryLimit = 1 << 40
+)
+
+var memoryUnits = []struct {
+	suffix string
+	scale  int64
+}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+
+// memoryLimit reads engine.memory_limit: a size like "512MiB" or "2GiB",
+// a number of bytes, or 0 / "off".
+func (d *decoder) memoryLimit(p path, v any) (int64, bool) {
+	const want = `want a size like "512MiB" or "2GiB" (or 0 to turn the limit off)`
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case string:
+		s := strings.TrimSpace(x)
+		if s == "off" || s == "0" {
+			return 0, true
+		}
+		scale := int64(0)
+		for _, u := range memoryUnits {
+			if strings.HasSuffix(s, u.suffix) {
+				s, scale = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.scale
+				break
+			}
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if scale == 0 || err != nil || f < 0 || f*float64(scale) > MaxMemoryLimit {
+			if err == nil && scale != 0 && f*float64(scale) > MaxMemoryLimit {
+				d.errorf(p, "want at most 1TiB, got %s", quote(x))
+				return 0, false
+			}
+			d.errorf(p, "%s, got %s", want, quote(x))
+			return 0, false
+		}
+		n = int64(f * float64(scale))
+	default:
+		d.errorf(p, "%s, got %s", want, describe(v))
+		return 0, false
+	}
+	switch {
+	case n == 0:
+		return 0, true
+	case n < MinMemoryLimit:
+		d.errorf(p, "want at least 64MiB (or 0 to turn the limit off), got %d bytes", n)
+		return 0, false
+	case n > MaxMemoryLimit:
+		d.errorf(p, "want at most 1TiB, got %d bytes", n)
+		return 0, false
+	}
+	return n, true
+}
