@@ -16,8 +16,11 @@ import (
 // .scm program: the lines are the source's). A program that does not parse
 // gives no warnings; loading it reports the syntax error.
 func ShadowedCall(file string, src []byte) []string {
+	if checkSize(file, src) != nil {
+		return nil // loading it reports the compile limit
+	}
 	chunk, err := parse.Parse(bytes.NewReader(src), file)
-	if err != nil {
+	if err != nil || checkNesting(file, chunk) != nil {
 		return nil
 	}
 	w := &shadowWalker{file: file}
