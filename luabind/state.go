@@ -60,6 +60,8 @@ type State struct {
 	Owner any
 	rng   *rand.Rand
 	print func(string)
+	// protected counts the protected calls running (protect.go).
+	protected int
 }
 
 // maxRep bounds string.rep's result: a single built-in call cannot be
@@ -110,6 +112,7 @@ func buildLibs() *libs {
 	})
 	load := L.NewFunction(loadChunk) // text only, under the compile limits and the budget
 	out.base["loadstring"] = load
+	out.base["pcall"], out.base["xpcall"] = protectedCalls(L) // protect.go: gopher-lua #448
 	out.base["load"] = load
 	out.base["print"] = L.NewFunction(func(L *lua.LState) int {
 		st := stateOf(L)
