@@ -46,6 +46,8 @@ type attack struct {
 var memoryAttacks = []attack{
 	{name: "s = s .. s in a loop", want: "cancelled: memory limit", src: `
 define.tool("hog/run", function() local s = "x" while true do s = s .. s end end, {effect = {"read"}})`},
+	{name: "s = s .. s caught by pcall", want: "cancelled: memory limit", src: `
+define.tool("hog/run", function() pcall(function() local s = "x" while true do s = s .. s end end) return "escaped" end, {effect = {"read"}})`},
 	{name: "a table grown without end", want: "cancelled: memory limit", src: `
 define.tool("hog/run", function() local t, i = {}, 0 while true do i = i + 1 t[i] = {i, string.rep("x", 4096) .. i} end end, {effect = {"read"}})`},
 	{name: "globals keeping 16 MiB strings", calls: 100, want: "cancelled: memory limit", src: `
