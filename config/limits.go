@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"attune/internal/tomlx"
 )
 
 // Bounds of the numeric keys: a value past them is a config error, never
@@ -55,7 +57,7 @@ func (d *decoder) memoryLimit(p path, v any) (int64, bool) {
 		}
 		n = int64(f * float64(scale))
 	default:
-		d.errorf(p, "%s, got %s", want, describe(v))
+		d.errorf(p, "%s, got %s", want, tomlx.Describe(v))
 		return 0, false
 	}
 	switch {
