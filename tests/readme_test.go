@@ -9,6 +9,7 @@ import (
 
 	"attune/config"
 	"attune/engine"
+	"attune/hook"
 	"attune/scenario"
 	"attune/store"
 )
@@ -141,5 +142,66 @@ func TestReadmeConfig(t *testing.T) {
 		if _, err := e.Start(ctx, engine.StartOptions{ID: "readme-" + bot, Bot: bot}); err != nil {
 			t.Errorf("the README's config: bot %s does not start: %v", bot, err)
 		}
+	}
+}
+
+// The README's Claude Code example (its guard and owner in
+// packs/mine/careful.lua, its attune.toml) answers Claude Code's events as
+// its comments say: rm -rf denied, an edit noted to the model.
+func TestReadmeClaudeExample(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(data)
+	start := strings.Index(section, "## Use attune with Claude Code")
+	if start < 0 {
+		t.Fatal(`the README has no section "Use attune with Claude Code"`)
+	}
+	section = section[start:]
+	block := func(fence string) string {
+		parts := strings.SplitN(section, fence, 2)
+		if len(parts) != 2 {
+			t.Fatalf("the Claude Code section has no %s block", strings.TrimSpace(fence))
+		}
+		return parts[1][:strings.Index(parts[1], "```")]
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "packs", "mine"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"attune.toml":            block("```toml\n"),
+		"packs/mine/careful.lua": block("```lua\n"),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	var stderr strings.Builder
+	rt, err := hook.Open(ctx, filepath.Join(dir, "attune.toml"), hook.Options{Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	d, _ := hook.Dialects("claude")
+	answer := func(event string) string {
+		ev, err := d.Parse([]byte(event))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(d.Render(ev, rt.Handle(ctx, d, ev)))
+	}
+	answer(`{"hook_event_name":"UserPromptSubmit","session_id":"r","cwd":"/tmp","prompt":"go"}`)
+	if a := answer(`{"hook_event_name":"PreToolUse","session_id":"r","cwd":"/tmp","tool_name":"Bash","tool_input":{"command":"rm -rf build"},"tool_use_id":"t1"}`); !strings.Contains(a, `"permissionDecision":"deny"`) || !strings.Contains(a, "no rm -rf here") {
+		t.Errorf("rm -rf: %s (stderr %s)", a, stderr.String())
+	}
+	edit := `"session_id":"r","cwd":"/tmp","tool_name":"Edit","tool_input":{"file_path":"main.go","old_string":"a","new_string":"b"},"tool_use_id":"t2"`
+	if a := answer(`{"hook_event_name":"PreToolUse",` + edit + `}`); strings.Contains(a, "deny") {
+		t.Errorf("edit: %s (stderr %s)", a, stderr.String())
+	}
+	if a := answer(`{"hook_event_name":"PostToolUse",` + edit + `,"tool_response":{"filePath":"main.go"}}`); !strings.Contains(a, "noted the edit of main.go") {
+		t.Errorf("edit's post hook: %s (stderr %s)", a, stderr.String())
 	}
 }
