@@ -64,3 +64,16 @@ func TestHookInstallHTTPNotLoopback(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// `attune --help` names every hook dialect and every hook subcommand.
+func TestUsageNamesHookCommands(t *testing.T) {
+	code, _, errOut := run("--help")
+	if code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	for _, w := range []string{"claude", "codex", "cursor", "gemini", "install", "uninstall", "serve claude"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("attune --help does not name %q:\n%s", w, errOut)
+		}
+	}
+}

@@ -3,6 +3,7 @@
 //
 //	attune run    a demo session of the exemplar behaviors
 //	attune test   run scenario files (SCENARIOS.md)
+//	attune record a scenario that replays a stored session
 //	attune check  check a configuration and its programs
 //	attune lower  print the Lua a Scheme-style program lowers to
 //	attune serve  the engine as a JSON-RPC 2.0 service over stdio
@@ -32,7 +33,7 @@ var commands = map[string]command{
 	"lower":  {"print the Lua a Scheme-style program lowers to: attune lower FILE.scm", lowerCmd},
 	"serve":  {"the engine as a JSON-RPC 2.0 service over stdio", serveCmd},
 	"record": {"a scenario that replays a stored session: attune record SESSION [--config FILE] [--out FILE.toml]", recordCmd},
-	"hook":   {"answer a coding agent's hook event: attune hook claude [--config FILE]", hookCmd},
+	"hook":   {"answer a coding agent's hook event: attune hook claude|codex|cursor|gemini [--config FILE]; attune hook install|uninstall|serve claude", hookCmd},
 	"mcp":    {"an MCP server guarding upstream MCP servers' tools: attune mcp -- CMD", mcpCmd},
 }
 
