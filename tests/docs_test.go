@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,6 +78,32 @@ func TestProtocolDocNamesEveryResultField(t *testing.T) {
 		for field := range d.Properties {
 			if !strings.Contains(string(doc), "`"+field+"`") {
 				t.Errorf("docs/protocol.md does not name %s's field `%s`", def, field)
+			}
+		}
+	}
+}
+
+// The layouts in the README and DEVELOPERS.md name every package folder of
+// the repository.
+func TestLayoutNamesEveryPackage(t *testing.T) {
+	entries, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{"../README.md", "../DEVELOPERS.md"} {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "testdata" || e.Name() == "docs" || e.Name() == "scripts" {
+				continue
+			}
+			if goFiles, _ := filepath.Glob(filepath.Join("..", e.Name(), "*.go")); len(goFiles) == 0 && e.Name() != "cmd" {
+				continue
+			}
+			if !regexp.MustCompile(`(?m)(^|\s)` + e.Name() + `/`).MatchString(string(data)) {
+				t.Errorf("%s's layout does not name %s/", doc, e.Name())
 			}
 		}
 	}
