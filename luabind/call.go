@@ -78,25 +78,10 @@ func (s *State) CallWithin(a Ambient, within time.Duration, fn lua.LValue, nret 
 	L := s.L
 	old := s.ambient
 	s.ambient = a
-	run := L
 	if s.budget.enter(within) {
 		L.SetContext(s.budget)
-	} else {
-		// nested in a callback of this state: on a thread of its own, so
-		// that an error in it leaves the waiting callback's upvalues alone
-		// (protect.go)
-		run = thread(L)
-		s.L = run
 	}
-	err := run.CallByParam(lua.P{Fn: fn, NRet: nret, Protect: true}, args...)
-	if run != L {
-		s.L = L
-		if err == nil { // the thread holds only the results
-			for k := 1; k <= run.GetTop(); k++ {
-				L.Push(run.Get(k))
-			}
-		}
-	}
+	err := L.CallByParam(lua.P{Fn: fn, NRet: nret, Protect: true}, args...)
 	cause := s.budget.Err()
 	cancelled := cause != nil
 	if err == nil && cancelled {

@@ -14,9 +14,12 @@ import (
 // the caller and the closures sharing it go separate ways (the closure
 // keeps the old value). A protected call that runs on a fresh thread (a
 // coroutine's LState: same globals, its own stack and upvalue list) can
-// only close what its own frames opened. So the sandbox's pcall and xpcall,
-// and a callback the engine runs while another of the same state waits
-// (a nested call.tool or call.method into the same program), run that way.
+// only close what its own frames opened. So the sandbox's pcall and xpcall
+// run that way. (A nested callback the engine runs in the same state — a
+// guard's invoke reaching the next guard of the same program — does not:
+// a thread per nested callback made the tool chain four times slower. An
+// error that fails such a nested callback can still split the waiting
+// callback's locals from its closures.)
 
 // maxProtected bounds how deeply protected calls nest (each is a thread
 // with a call stack of its own).
