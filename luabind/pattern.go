@@ -360,6 +360,9 @@ func (ms *matchState) matchCapture(s int, c byte) int {
 		ms.L.RaiseError("invalid capture index")
 	}
 	n := ms.capture[l].len
+	if n < 0 { // a position capture: Lua compares it as a huge unsigned length, which never matches
+		return -1
+	}
 	if len(ms.src)-s >= n && ms.src[ms.capture[l].init:ms.capture[l].init+n] == ms.src[s:s+n] {
 		return s + n
 	}
