@@ -99,6 +99,7 @@ func (w *Watchdog) loop() {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
+	cancelled := false // the last sample over the limit cancelled callbacks
 	for {
 		if w.active.Load() == 0 {
 			select {
@@ -112,9 +113,19 @@ func (w *Watchdog) loop() {
 			return
 		case <-t.C:
 		}
-		if heapBytes(sample) <= w.limit {
+		over := heapBytes(sample) > w.limit
+		if over && cancelled {
+			// What the callbacks cancelled last time built may still be
+			// counted (garbage not yet collected once they unwound):
+			// collect before judging the callbacks running now.
+			runtime.GC()
+			over = heapBytes(sample) > w.limit
+		}
+		if !over {
+			cancelled = false
 			continue
 		}
+		cancelled = true
 		w.mu.Lock()
 		n := 0
 		for b := range w.states {
