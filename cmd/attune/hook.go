@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -150,8 +149,7 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 	in := hook.Install{HTTP: *httpAddr}
 	if in.HTTP != "" {
 		if err := hook.CheckListen(in.HTTP, false); err != nil {
-			// CheckListen speaks of serve's --listen; here the address is --http
-			fmt.Fprintln(stderr, "attune hook install:", strings.Replace(err.Error(), "--listen "+in.HTTP, "--http "+in.HTTP, 1))
+			fmt.Fprintf(stderr, "attune hook install: --http %s: not a loopback address; install writes only loopback hook URLs (127.0.0.1 or ::1), since hook answers decide what the agent may run\n", in.HTTP)
 			return 2
 		}
 	} else {
