@@ -23,6 +23,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	args, checkStore := storeFlag(args)
 	if len(args) > 1 || (len(args) == 1 && (args[0] == "-h" || args[0] == "--help")) {
 		fmt.Fprintln(stderr, "usage: attune check [--store] [FILE]   (default "+config.DefaultFile+"; --store also runs SQLite's integrity check on the store)")
+		if len(args) == 1 {
+			return 0 // asked for help
+		}
 		return 2
 	}
 	file := config.DefaultFile

@@ -11,7 +11,7 @@ import (
 func TestLowerHelp(t *testing.T) {
 	for _, arg := range []string{"-h", "--help"} {
 		code, _, errOut := run("lower", arg)
-		if code != 2 || !strings.Contains(errOut, "usage: attune lower FILE.scm") || strings.Contains(errOut, "no such file") {
+		if code != 0 || !strings.Contains(errOut, "usage: attune lower FILE.scm") || strings.Contains(errOut, "no such file") {
 			t.Errorf("lower %s: exit %d, stderr %q", arg, code, errOut)
 		}
 	}
@@ -74,6 +74,28 @@ func TestUsageNamesHookCommands(t *testing.T) {
 	for _, w := range []string{"claude", "codex", "cursor", "gemini", "install", "uninstall", "serve claude"} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("attune --help does not name %q:\n%s", w, errOut)
+		}
+	}
+}
+
+// Asking any command for help prints its usage and exits 0; a flag it does
+// not know is a usage error and exits 2.
+func TestHelpExitsZero(t *testing.T) {
+	cases := [][]string{{"run"}, {"serve"}, {"test"}, {"record"}, {"check"}, {"lower"}, {"mcp"},
+		{"hook", "claude"}, {"hook", "install", "claude"}, {"hook", "uninstall", "claude"}, {"hook", "serve", "claude"}}
+	for _, c := range cases {
+		for _, h := range []string{"-h", "--help"} {
+			code, _, errOut := run(append(append([]string{}, c...), h)...)
+			if code != 0 || !strings.Contains(strings.ToLower(errOut), "usage") {
+				t.Errorf("attune %s %s: exit %d, stderr %q", strings.Join(c, " "), h, code, errOut)
+			}
+		}
+		if c[0] == "lower" || c[0] == "check" || c[0] == "mcp" {
+			continue // no package-flag parsing: an unknown flag is a file name or argument
+		}
+		code, _, errOut := run(append(append([]string{}, c...), "--no-such-flag")...)
+		if code != 2 {
+			t.Errorf("attune %s --no-such-flag: exit %d, stderr %q", strings.Join(c, " "), code, errOut)
 		}
 	}
 }

@@ -58,8 +58,8 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	cfgFlag := fs.String("config", "", "the attune configuration")
 	timeout := fs.Duration("timeout", hook.DefaultTimeout, "the most one event may take, waiting for the session included")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args[1:]); !ok {
+		return code
 	}
 	data, err := io.ReadAll(io.LimitReader(stdin, hook.MaxEvent+1))
 	if err == nil && len(data) > hook.MaxEvent {
@@ -138,8 +138,8 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 	project := fs.String("project", ".", "the project whose .claude/settings.json gets the entries")
 	cfgFlag := fs.String("config", "", "the attune configuration (default: attune.toml in the project)")
 	httpAddr := fs.String("http", "", "install http entries for `attune hook serve claude --listen ADDR` instead of commands")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	dir, err := filepath.Abs(*project)
 	if err != nil {
@@ -187,8 +187,8 @@ func hookUninstallCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("attune hook uninstall claude", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "the project whose .claude/settings.json loses attune's entries")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	settings := filepath.Join(*project, ".claude", "settings.json")
 	if err := hook.UninstallClaude(settings); err != nil {
@@ -211,8 +211,8 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 	anyAddr := fs.Bool("listen-any", false, "allow a listen address that is not loopback")
 	cfgFlag := fs.String("config", "", "the attune configuration")
 	timeout := fs.Duration("timeout", hook.DefaultTimeout, "the most one event may take")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if err := hook.CheckListen(*listen, *anyAddr); err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)

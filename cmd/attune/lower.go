@@ -11,6 +11,9 @@ import (
 func lowerCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, "usage: attune lower FILE.scm")
+		if len(args) == 1 {
+			return 0 // asked for help
+		}
 		return 2
 	}
 	out, err := scheme.LowerFile(args[0])

@@ -12,6 +12,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -70,4 +72,19 @@ func usage(w io.Writer) {
 		fmt.Fprintf(&b, "  %-6s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(w, b.String())
+}
+
+// parseFlags parses a command's flags. Asking for help (-h, --help) is not
+// a usage error: the usage has been printed and the command exits 0; any
+// other parse error exits 2. ok is false when the command should stop.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		return 0, false
+	default:
+		return 2, false
+	}
 }

@@ -29,8 +29,8 @@ func recordCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var ids []string
 	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return 2
+		if code, ok := parseFlags(fs, rest); !ok {
+			return code
 		}
 		if fs.NArg() == 0 {
 			break

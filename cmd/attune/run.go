@@ -87,8 +87,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		rest = append(rest, a)
 	}
-	if err := fs.Parse(rest); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, rest); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		cfgPath = fs.Arg(0)

@@ -24,8 +24,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	maxMessage := fs.Int("max-message", server.DefaultMaxMessage, "the longest message (line) in bytes; a longer one is answered with an error and skipped")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	path := "attune.toml"
 	if fs.NArg() > 0 {

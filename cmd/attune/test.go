@@ -34,8 +34,8 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var paths []string
 	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return 2
+		if code, ok := parseFlags(fs, rest); !ok {
+			return code
 		}
 		if fs.NArg() == 0 {
 			break
