@@ -14,7 +14,9 @@
 //     instances). A regSet holds one pin's registries in pin order and what
 //     the pin resolves once (the tool table, the boundary guards and hooks).
 //     Sets are reference-counted: a running turn or call keeps the set it
-//     started with; the last release closes the Lua states.
+//     started with; the last release closes the Lua states. A registry's
+//     state runs one thread at a time (statelock.go: the lock, its
+//     invariant and the wait-for-graph borrowing).
 //   - frame: the per-callback state (instance, registration, call id,
 //     authority, lineage through its parent frames) that engine functions
 //     find on their registry's frame stack.
@@ -24,8 +26,10 @@
 //     allocates nothing.
 //   - Boundaries (boundary.go): guards when a turn or round opens, hooks in
 //     parallel across registries, notes placed, consumed and expired.
-//   - Owners (owners.go, methods.go): reducers folded over append-only logs
-//     with snapshots, methods admitted in the order of R5.2.
+//   - Owners (owners.go: reducers, fold, state, reset; ownercache.go: log
+//     names, ABIs, snapshots, rollback; methods.go): reducers folded over
+//     append-only logs with snapshots, methods admitted in the order of R5.2.
+//   - Pack commands (command.go) and child instances (spawn.go).
 //   - Journal (sessionstate.go, replay.go, package session): every boundary,
 //     host delivery and host call of a session, for replay and hydration.
 //

@@ -123,7 +123,7 @@ type Engine struct {
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry
 
-	waits waitGraph // the threads waiting for registries (lock.go)
+	waits waitGraph // the threads waiting for registries (statelock.go)
 
 	mu        sync.Mutex
 	tools     map[string]*HostTool

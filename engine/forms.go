@@ -227,13 +227,6 @@ func fHookBoundary(kind string) func(*luabind.State) int {
 	}
 }
 
-func fDefineCommand(s *luabind.State) int {
-	r := regOf(s)
-	r.command = s.CheckFunction("define/command", 1)
-	r.cmdPos = r.position()
-	return 0
-}
-
 func fSubscribe(s *luabind.State) int {
 	r := regOf(s)
 	owner := s.CheckString("subscribe", 1)

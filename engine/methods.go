@@ -16,6 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
 
 	"attune/luabind"
 	"attune/session"
@@ -597,4 +600,50 @@ func (e *dataError) Error() string { return e.err.Error() }
 func isDataError(err error) bool {
 	_, ok := err.(*dataError)
 	return ok
+}
+
+// methodDecl is one define/method (R5.1, R5.2).
+type methodDecl struct {
+	decl
+	owner  string
+	scope  string // "" or the one scope of OWNER@SCOPE
+	name   string
+	fn     *lua.LFunction
+	kind   string // "query" or "command"
+	input  schema
+	output schema
+	grant  string
+}
+
+// methodRun is the state of a running method handler.
+type methodRun struct {
+	decl      *methodDecl
+	proposals []any
+}
+
+func fDefineMethod(s *luabind.State) int {
+	const form = "define/method"
+	r := regOf(s)
+	addr := s.CheckString(form, 1)
+	owner, scope, err := splitOwner(addr)
+	if err != nil {
+		s.ArgError(form, 1, "%v", err)
+	}
+	name := s.CheckString(form, 2)
+	if name == "" || strings.ContainsAny(name, "/@ \t\n") {
+		s.ArgError(form, 2, "method name %q may not be empty or contain '/', '@' or spaces", name)
+	}
+	fn := s.CheckFunction(form, 3)
+	o := s.OptTable(form, 4)
+	m := &methodDecl{decl: r.newDecl(), owner: owner, scope: scope, name: name, fn: fn,
+		kind:   optString(s, form, o, "kind", "query"),
+		input:  optSchema(s, form, o, "input"),
+		output: optSchema(s, form, o, "output"),
+		grant:  optString(s, form, o, "grant", ""),
+	}
+	if m.kind != "query" && m.kind != "command" {
+		s.L.RaiseError("%s: option kind: want \"query\" or \"command\", got %q", form, m.kind)
+	}
+	r.methods = append(r.methods, m)
+	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // registry is what one program registered for one instance and
 // configuration: its own Lua state and its declarations (R1.1, R1.2).
-// Access to its state is serialized by its lock (lock.go); re-entry from a
+// Access to its state is serialized by its lock (statelock.go); re-entry from a
 // callback that already holds it goes through without waiting.
 type registry struct {
 	id      string // unique per engine: "<instance>/<program>#<n>"

@@ -3,15 +3,10 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
-	lua "github.com/yuin/gopher-lua"
-
-	"attune/luabind"
 	"attune/pin"
 	"attune/session"
-	"attune/store"
 )
 
 // ReplayResult is what a replay emitted: returned, never journaled or placed.
@@ -247,102 +242,6 @@ func (i *Instance) Rollback(ctx context.Context, toTurn int) error {
 		}
 	}
 	return nil
-}
-
-// Kinds of child (R3.12).
-const (
-	RoleWorker   = "worker"
-	RoleExaminer = "examiner"
-)
-
-// SpawnOptions name a child instance.
-type SpawnOptions struct {
-	ID   string
-	Bot  string
-	Role string // worker (default) or examiner
-}
-
-// Spawn starts a child: its own bot's selection and registries (R2.3), a
-// new session, and the parent's lineage (R3.12).
-func (i *Instance) Spawn(ctx context.Context, o SpawnOptions) (*Instance, error) {
-	if i.closed.Load() {
-		return nil, errorf(CodeNotRunning, "instance %s is not running", i.id)
-	}
-	if o.Role == "" {
-		o.Role = RoleWorker
-	}
-	if o.Role != RoleWorker && o.Role != RoleExaminer {
-		return nil, errorf(CodeInvalid, "spawn: kind %q: want worker or examiner", o.Role)
-	}
-	if o.Bot == "" {
-		o.Bot = i.rec.Bot
-	}
-	if o.ID == "" {
-		o.ID = i.e.nextID(i.id + "/child")
-	}
-	lineage := append([]string(nil), i.rec.Lineage...)
-	lineage = append(lineage, "spawn:"+i.id)
-	rec, err := i.e.loadRecord(ctx, o.ID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		rec = &instanceRecord{Bot: o.Bot, Kind: KindChild, Role: o.Role, Session: i.e.nextID(o.ID + "/s"), Parent: i.id, Lineage: lineage}
-	case err != nil:
-		return nil, err
-	}
-	return i.e.open(ctx, o.ID, rec)
-}
-
-// CommandResult is what running a pack command returns.
-type CommandResult struct {
-	Status string
-	Error  string
-	Notes  []Note
-	// Err is the error behind a failure (nil when ok), an *Error.
-	Err error
-}
-
-// Command runs pack command NAME (/NAME TEXT): its file is loaded from the
-// pinned blob into the instance's registry set when first invoked.
-func (i *Instance) Command(ctx context.Context, name, text string) CommandResult {
-	return i.command(ctx, name, text, "")
-}
-
-// command runs a pack command under callID (empty: a fresh one; a replay
-// gives the recorded one).
-func (i *Instance) command(ctx context.Context, name, text, callID string) CommandResult {
-	set, err := i.live()
-	if err != nil {
-		return CommandResult{Status: StatusFailed, Error: err.Error(), Err: err}
-	}
-	defer set.release()
-	r, err := set.command(ctx, name)
-	if err != nil {
-		return CommandResult{Status: StatusFailed, Error: err.Error(), Err: wrapErr(CodeProgram, err, "")}
-	}
-	if callID == "" {
-		callID = i.newCallID()
-	}
-	first := i.firstRevs(ctx, set)
-	d := r.commandDecl()
-	fr := (*frame)(nil).child(ctx, i, r, d, callID)
-	sink := &noteSink{phase: "command"}
-	fr.notes = sink
-	err = r.call(fr, luabind.Callback, r.command, 0, fr.ctxTable(), lua.LString(text))
-	ss := i.sess.Load()
-	ss.emit(sink.notes, callID)
-	en := session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID, Status: StatusOK, Revs: first}
-	if err != nil {
-		en.Status, en.Error = StatusFailed, errText(err)
-	}
-	ss.record(en) // also outside a turn, for recordings; flushed with the next boundary then
-	ferr := ss.flush(ctx)
-	if err != nil {
-		return CommandResult{Status: StatusFailed, Error: errText(err), Notes: sink.notes, Err: scriptErr(r, err)}
-	}
-	if ferr != nil {
-		return CommandResult{Status: StatusFailed, Error: ferr.Error(), Notes: sink.notes, Err: wrapErr(CodeStore, ferr, "")}
-	}
-	return CommandResult{Status: StatusOK, Notes: sink.notes}
 }
 
 // loadPinBlob reads a pin stored as a blob by a turn entry.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,34 +184,4 @@ func (s *regSet) closeAll() {
 	}
 	s.commands = nil
 	s.cmdMu.Unlock()
-}
-
-// command returns the registry of pack command NAME, loading it from the
-// pinned blob the first time it is invoked.
-func (s *regSet) command(ctx context.Context, name string) (*registry, error) {
-	s.cmdMu.Lock()
-	defer s.cmdMu.Unlock()
-	if r, ok := s.commands[name]; ok {
-		return r, nil
-	}
-	c, ok := s.pin.Command(name)
-	if !ok {
-		var names []string
-		for _, c := range s.pin.Commands {
-			names = append(names, c.Name)
-		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("no command /%s in the pinned packs (have: %s)", name, strings.Join(names, ", "))
-	}
-	r, err := s.engine.loadRegistry(ctx, s, "commands/"+c.Name, c.File, c.SHA256, map[string]any{})
-	if err != nil {
-		return nil, err
-	}
-	if r.command == nil {
-		r.close()
-		return nil, fmt.Errorf("command file %s declares no define/command", c.File)
-	}
-	s.engine.liveStates.Add(1)
-	s.commands[name] = r
-	return r, nil
 }
