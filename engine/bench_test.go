@@ -155,7 +155,7 @@ function bench(n) for i = 1, n do config("k") end end
 function empty(n) for i = 1, n do end end`})
 	i := start(b, e, "x", "main")
 	r := i.cur.Load().regs[0]
-	fr := (*frame)(nil).child(context.Background(), i, r, &decl{id: "bench"}, "bench")
+	fr := newFrame(nil, context.Background(), i, r, &decl{id: "bench"}, "bench")
 	for _, fn := range []string{"empty", "bench"} {
 		b.Run(fn, func(b *testing.B) {
 			f := r.st.L.GetGlobal(fn)

@@ -65,7 +65,7 @@ func (b *bchain) step(k int) Outcome {
 	}
 	g := b.guards[k]
 	r := g.reg
-	fr := (*frame)(nil).child(b.ctx, b.i, r, &g.decl, b.callID)
+	fr := newFrame(nil, b.ctx, b.i, r, &g.decl, b.callID)
 	fr.thread = &b.thread
 	gr := &guardRun{b: b, k: k}
 	fr.guard = gr
@@ -75,9 +75,9 @@ func (b *bchain) step(k int) Outcome {
 		return failedOut(r, err)
 	}
 	v, reason := verdictOther, ""
-	rt := recordTable(r, b.rec)
+	rt := boundaryTable(r, b.rec)
 	err = r.run(fr, luabind.Callback, g.fn, 1, rt, r.invokeFn)
-	r.recs.Put(rt)
+	r.bounds.Put(rt)
 	if gr.outTab != nil {
 		r.outs.Put(gr.outTab)
 	}
@@ -101,13 +101,13 @@ func (b *bchain) step(k int) Outcome {
 	return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: fmt.Sprintf("guard at %s returned without calling invoke or refuse", g.pos)}
 }
 
-// recordTable fills a boundary record for one handler of registry r (each
+// boundaryTable fills a boundary record for one handler of registry r (each
 // gets its own copy, R3.2) from the registry's pool of records: a record
-// comes back when its handler returns (putRecord) and is reused unless the
+// comes back when its handler returns (r.bounds.Put) and is reused unless the
 // handler added keys of its own.
-func recordTable(r *registry, rec map[string]any) *lua.LTable {
+func boundaryTable(r *registry, rec map[string]any) *lua.LTable {
 	st := r.st
-	t := r.recs.Get(st.L, boundaryFields)
+	t := r.bounds.Get(st.L, boundaryFields)
 	for _, k := range boundaryFields {
 		v, ok := rec[k]
 		if !ok {
@@ -161,8 +161,8 @@ func boxedWord(s string) lua.LValue {
 	return lua.LString(s)
 }
 
-// record builds the boundary record of SPEC §10.
-func (s *sessionState) record0(kind, phase string) map[string]any {
+// boundaryRecord builds the boundary record of SPEC §10 as plain data.
+func (s *sessionState) boundaryRecord(kind, phase string) map[string]any {
 	i := s.i
 	m := map[string]any{
 		"kind": boxedWord(kind), "phase": boxedWord(phase), "turn": float64(s.turn), "round": float64(s.round),
@@ -194,14 +194,14 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 	run := func(k int) {
 		h := hooks[k]
 		r := h.reg
-		fr := (*frame)(nil).child(ctx, i, r, &h.decl, callID+":"+strconv.Itoa(k))
+		fr := newFrame(nil, ctx, i, r, &h.decl, callID+":"+strconv.Itoa(k))
 		results[k].sink.phase = kind + "/" + phase
 		fr.notes = &results[k].sink
 		owned, err := r.lock(fr)
 		if err == nil {
-			rt := recordTable(r, rec)
+			rt := boundaryTable(r, rec)
 			err = r.run(fr, luabind.Callback, h.fn, 0, rt)
-			r.recs.Put(rt)
+			r.bounds.Put(rt)
 			r.unlock(owned)
 		}
 		results[k].err = err
@@ -266,15 +266,15 @@ func (i *Instance) postFailBoundary(ctx context.Context, h *hookDecl, rec map[st
 	}
 	r := h.reg
 	st := r.st
-	fr := (*frame)(nil).child(ctx, i, r, &h.decl, callID+":post-fail")
+	fr := newFrame(nil, ctx, i, r, &h.decl, callID+":post-fail")
 	owned, err := r.lock(fr)
 	if err != nil {
 		i.e.log.Warn("post-fail hook failed", "program", r.program, "error", err)
 		return
 	}
 	defer r.unlock(owned)
-	rt := recordTable(r, rec)
-	defer r.recs.Put(rt)
+	rt := boundaryTable(r, rec)
+	defer r.bounds.Put(rt)
 	if err := r.run(fr, luabind.Callback, h.postFail, 0, rt, failureTable(st, out, false)); err != nil {
 		i.e.log.Warn("post-fail hook failed", "program", r.program, "error", err)
 	}
@@ -339,7 +339,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 			return BoundaryResult{}, err
 		}
 		i.applyPending()
-		s.record(session.Entry{Type: session.Repin})
+		s.journal(session.Entry{Type: session.Repin})
 	}
 	set, err := i.live()
 	if err != nil {
@@ -350,7 +350,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	s.round = 0
 	s.input, s.fresh, s.activated = in.Input, in.ContextFresh, false
 	s.mu.Unlock()
-	rec := s.record0("turn", "start")
+	rec := s.boundaryRecord("turn", "start")
 	callID := s.boundaryID("turn", "start")
 	s.journaling.Store(true)
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["turn"], rec: rec, callID: callID}
@@ -366,7 +366,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	}
 	if out.Status != StatusOK {
 		i.refuseBoundary(ctx, set, "turn", rec, out, callID)
-		s.record(entry)
+		s.journal(entry)
 		s.mu.Lock()
 		s.turn--
 		s.mu.Unlock()
@@ -382,7 +382,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	s.emit(notes, callID)
 	// a step's entry follows what happened during it (deliveries, notes)
 	entry.Error = failText(failure)
-	s.record(entry)
+	s.journal(entry)
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
@@ -407,7 +407,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	s.mu.Lock()
 	s.round++
 	s.mu.Unlock()
-	rec := s.record0("round", "start")
+	rec := s.boundaryRecord("round", "start")
 	callID := s.boundaryID("round", "start")
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["round"], rec: rec, callID: callID}
 	out := b.step(0)
@@ -415,7 +415,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error}
 	if out.Status != StatusOK {
 		i.refuseBoundary(ctx, set, "round", rec, out, callID)
-		s.record(entry)
+		s.journal(entry)
 		s.mu.Lock()
 		s.round--
 		s.mu.Unlock()
@@ -425,12 +425,12 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	notes, failure := i.runHooks(ctx, set, "round", "start", rec, callID)
 	s.emit(notes, callID)
 	entry.Error = failText(failure)
-	s.record(entry)
+	s.journal(entry)
 	var placed []Note
 	if s.rp == nil {
 		placed = s.book.Place()
 		for _, n := range placed {
-			s.record(session.Entry{Type: session.Consume, ID: n.ID})
+			s.journal(session.Entry{Type: session.Consume, ID: n.ID})
 		}
 	}
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: placed}
@@ -456,7 +456,7 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 		return BoundaryResult{}, errorf(CodeNoOpenRound, "%s has no open round", i.id)
 	}
 	set := i.turnSet
-	rec := s.record0("round", "end")
+	rec := s.boundaryRecord("round", "end")
 	rec["host_continue"] = in.HostContinue
 	if in.Output != nil {
 		rec["output"] = *in.Output
@@ -472,7 +472,7 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 	}
 	s.inRound = false
 	s.activated = cont && !in.HostContinue
-	s.record(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont,
+	s.journal(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont,
 		CallID: callID, Status: statusOf(failure), Error: failText(failure)})
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont}
 	res.failedWith(failure)
@@ -502,7 +502,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 		early = r.Notes
 	}
 	set := i.turnSet
-	rec := s.record0("turn", "end")
+	rec := s.boundaryRecord("turn", "end")
 	callID := s.boundaryID("turn", "end")
 	notes, failure := i.runHooks(ctx, set, "turn", "end", rec, callID)
 	s.emit(notes, callID)
@@ -511,7 +511,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	if err != nil {
 		return BoundaryResult{}, err
 	}
-	s.record(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs, CallID: callID, Status: statusOf(failure), Error: failText(failure)})
+	s.journal(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs, CallID: callID, Status: statusOf(failure), Error: failText(failure)})
 	s.mu.Lock()
 	s.inTurn = false
 	s.mu.Unlock()
@@ -537,14 +537,23 @@ func (i *Instance) Consume(ctx context.Context, id string) error {
 	if err := s.book.Consume(id); err != nil {
 		return wrapErr(CodeNote, err, "")
 	}
-	s.record(session.Entry{Type: session.Consume, ID: id})
+	s.journal(session.Entry{Type: session.Consume, ID: id})
 	return s.flush(ctx)
 }
 
-// Turn reports the open turn and round (0 when none).
-func (i *Instance) Turn() (turn, round int, inTurn, inRound bool) {
+// TurnState is where an instance stands in its loop.
+type TurnState struct {
+	// Turn and Round are the numbers of the current (or last) turn and
+	// round of the turn; 0 before the first.
+	Turn, Round int
+	// InTurn and InRound report an open turn and an open round.
+	InTurn, InRound bool
+}
+
+// Turn reports the open turn and round.
+func (i *Instance) Turn() TurnState {
 	s := i.sess.Load()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.turn, s.round, s.inTurn, s.inRound
+	return TurnState{Turn: s.turn, Round: s.round, InTurn: s.inTurn, InRound: s.inRound}
 }

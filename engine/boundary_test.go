@@ -77,7 +77,7 @@ hook.round("start", function(b) error("boom") end, {post_fail = function(b, f) f
 	if err != nil || r.Status != StatusRefused || r.Reason != "not yet" {
 		t.Fatalf("refused round: %+v %v", r, err)
 	}
-	if _, round, _, inRound := i.Turn(); round != 0 || inRound {
+	if ts := i.Turn(); ts.Round != 0 || ts.InRound {
 		t.Fatalf("round opened after refusal")
 	}
 	r, err = i.BeginRound(ctx)
@@ -150,7 +150,8 @@ hook.turn("start", function(b) notify("hello", "ambient") end)`})
 	if err := i.Hydrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	turn, round, inTurn, inRound := i.Turn()
+	ts := i.Turn()
+	turn, round, inTurn, inRound := ts.Turn, ts.Round, ts.InTurn, ts.InRound
 	if turn != 1 || round != 1 || !inTurn || inRound {
 		t.Fatalf("hydrated turn=%d round=%d inTurn=%v inRound=%v", turn, round, inTurn, inRound)
 	}

@@ -48,7 +48,7 @@ func (i *Instance) command(ctx context.Context, name, text, callID string) Comma
 	}
 	first := i.firstRevs(ctx, set)
 	d := r.commandDecl()
-	fr := (*frame)(nil).child(ctx, i, r, d, callID)
+	fr := newFrame(nil, ctx, i, r, d, callID)
 	sink := &noteSink{phase: "command"}
 	fr.notes = sink
 	err = r.call(fr, luabind.Callback, r.command, 0, fr.ctxTable(), lua.LString(text))
@@ -58,7 +58,7 @@ func (i *Instance) command(ctx context.Context, name, text, callID string) Comma
 	if err != nil {
 		en.Status, en.Error = StatusFailed, errText(err)
 	}
-	ss.record(en) // also outside a turn, for recordings; flushed with the next boundary then
+	ss.journal(en) // also outside a turn, for recordings; flushed with the next boundary then
 	ferr := ss.flush(ctx)
 	if err != nil {
 		return CommandResult{Status: StatusFailed, Error: errText(err), Notes: sink.notes, Err: scriptErr(r, err)}

@@ -53,7 +53,7 @@ func (i *Instance) deliverFor(ctx context.Context, kind, key, callID string, ask
 		if err != nil {
 			en.Error = err.Error()
 		}
-		ss.record(en)
+		ss.journal(en)
 	}
 	return v, err
 }

@@ -31,7 +31,17 @@
 //     append-only logs with snapshots, methods admitted in the order of R5.2.
 //   - Pack commands (command.go) and child instances (spawn.go).
 //   - Journal (sessionstate.go, replay.go, package session): every boundary,
-//     host delivery and host call of a session, for replay and hydration.
+//     host delivery and host call of a session, for replay and hydration;
+//     recording.go reads a stored session back (`attune record`).
+//
+// Names of what is kept or handed over: a journal entry (session.Entry,
+// sessionState.journal) is one step of a session's journal; the boundary
+// record, call record, outcome record and failure record are the tables
+// handlers receive (SPEC §10 Records; boundaryRecord, chain.callRecord,
+// outcomeRecord, failureTable); a method's call record (store.CallRecord)
+// is what a query or command left under its call id; the instance record
+// (instanceRecord) is what the store keeps of an instance; a Recording is
+// a stored session read back.
 //
 // Errors a host may act on are typed: every error the facade returns, and
 // the Err of every refused or failed Outcome, MethodOutcome,

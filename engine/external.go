@@ -89,10 +89,10 @@ func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened
 	out := i.runChainExt(ctx, set, te, c, nil, x)
 	ss := i.sess.Load()
 	if out.Status == StatusPending {
-		ss.record(session.Entry{Type: entryToolOpen, Key: key, Path: c.Path, CallID: out.CallID, Input: c.Args,
+		ss.journal(session.Entry{Type: entryToolOpen, Key: key, Path: c.Path, CallID: out.CallID, Input: c.Args,
 			Value: openValue{Args: x.args, Marks: x.marks}})
 	} else {
-		ss.record(journalTool(c.Path, c.Args, out))
+		ss.journal(journalTool(c.Path, c.Args, out))
 	}
 	if err := ss.flush(ctx); err != nil {
 		return Opened{Outcome: Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID}}
@@ -159,8 +159,8 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 		out = ch.postFail(Outcome{Status: StatusFailed, Error: failure})
 	}
 	out.CallID = callID
-	ss.record(core)
-	ss.record(journalTool(c.Path, raw, out))
+	ss.journal(core)
+	ss.journal(journalTool(c.Path, raw, out))
 	if err := ss.flush(ctx); err != nil {
 		return Outcome{Status: StatusFailed, Error: err.Error(), CallID: callID}, err
 	}

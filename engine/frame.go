@@ -44,16 +44,17 @@ type frame struct {
 // maxDepth bounds nested calls (tools and methods calling each other).
 const maxDepth = 32
 
-// child returns a frame for registration d of r entered from f (f may be
-// nil: a call straight from the host).
-func (f *frame) child(ctx context.Context, inst *Instance, r *registry, d *decl, callID string) *frame {
+// newFrame returns a frame for registration d of r entered from parent;
+// parent nil is a call straight from the host: the frame gets a thread and
+// a retry budget of its own.
+func newFrame(parent *frame, ctx context.Context, inst *Instance, r *registry, d *decl, callID string) *frame {
 	c := &frame{ctx: ctx, inst: inst, reg: r, decl: d, callID: callID}
 	c.seq = &c.own
 	if inst.e.obs != nil {
 		inst.e.ran(d)
 	}
-	f.enter(c)
-	if f == nil {
+	parent.enter(c)
+	if parent == nil {
 		c.thread = new(thread)
 		c.retries = new(int)
 	}

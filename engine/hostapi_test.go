@@ -67,7 +67,7 @@ define.method("n", "add", function(ctx, s, input) propose({type = "add"}) return
 	if _, rev, _ := i.State(context.Background(), "n"); rev != 0 {
 		t.Fatalf("the method appended (revision %d)", rev)
 	}
-	if _, _, inTurn, _ := i.Turn(); inTurn {
+	if i.Turn().InTurn {
 		t.Fatal("a turn opened")
 	}
 }

@@ -167,7 +167,8 @@ func checkKilledJournal(t *testing.T, path string, durable int) {
 	if calls < durable {
 		t.Fatalf("the journal holds %d calls; the last boundary before the kill covered %d", calls, durable)
 	}
-	turn, _, inTurn, _ := i.Turn()
+	ts := i.Turn()
+	turn, inTurn := ts.Turn, ts.InTurn
 	if !inTurn || turn != 1 {
 		t.Fatalf("hydrated turn %d open=%v, want turn 1 open", turn, inTurn)
 	}

@@ -104,7 +104,7 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 	out := mc.run()
 	if s := i.sess.Load(); s != nil {
 		// also outside a turn, for recordings; flushed with the next boundary then
-		s.record(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: c.Input, CallID: out.CallID, Auth: c.HostAuthority,
+		s.journal(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: c.Input, CallID: out.CallID, Auth: c.HostAuthority,
 			Status: out.Status, Result: out.Result, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, Revs: first})
 	}
 	if s := i.sess.Load(); s != nil && (s.journaling.Load() || s.j.Pending() >= maxUnflushed) {
@@ -289,7 +289,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	}
 	// the handler, on a copy of the state it observed
 	r := m.reg
-	fr := mc.parent.child(ctx, i, r, &m.decl, c.CallID)
+	fr := newFrame(mc.parent, ctx, i, r, &m.decl, c.CallID)
 	if mc.parent == nil {
 		fr.hostAuthority = c.HostAuthority
 	}
@@ -571,9 +571,9 @@ func (mc *methodCall) notify(o ownerRef, actions []any, callID string) []string 
 			id := fmt.Sprintf("%s:sub%d", callID, seq)
 			var fr *frame
 			if t.inst == mc.i && mc.parent != nil {
-				fr = mc.parent.child(mc.ctx, t.inst, r, &t.sub.decl, id)
+				fr = newFrame(mc.parent, mc.ctx, t.inst, r, &t.sub.decl, id)
 			} else {
-				fr = (*frame)(nil).child(mc.ctx, t.inst, r, &t.sub.decl, id)
+				fr = newFrame(nil, mc.ctx, t.inst, r, &t.sub.decl, id)
 			}
 			if err := r.call(fr, luabind.Callback, t.sub.fn, 0, fr.ctxTable(), r.st.ToLua(a)); err != nil {
 				msg := fmt.Sprintf("subscription %s (%s) in instance %s: %s", t.sub.owner, t.sub.pos, t.inst.id, errText(err))

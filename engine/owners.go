@@ -385,7 +385,7 @@ const foldChunk = 4096
 func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o ownerRef, callID string, state any, src foldSource) (any, error) {
 	rd := o.rd
 	r := rd.reg
-	fr := parent.child(ctx, inst, r, &rd.decl, callID)
+	fr := newFrame(parent, ctx, inst, r, &rd.decl, callID)
 	owned, lerr := r.lock(fr)
 	if lerr != nil {
 		return nil, &foldError{"reducer: owner " + o.addr + ": " + errText(lerr)}

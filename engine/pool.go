@@ -15,9 +15,9 @@ var (
 	outcomeFields = []string{"diagnostics", "error", "reason", "refused_by", "result", "status"}
 )
 
-// record fills a pooled call record for a guard or hook (SPEC §10
+// callRecord fills a pooled call record for a guard or hook (SPEC §10
 // Records); args nil leaves call.args absent (a hidden refusal).
-func (c *chain) record(r *registry, args any) *lua.LTable {
+func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	st := r.st
 	t := r.calls.Get(st.L, callFields)
 	luabind.SetField(t, "path", c.te.pathLV)

@@ -54,7 +54,7 @@ type registry struct {
 	retryMT  *lua.LTable        // marks what retry() returns
 	calls    luabind.RecordPool // recycled call records
 	outs     luabind.RecordPool // recycled outcome records
-	recs     luabind.RecordPool // recycled boundary records
+	bounds   luabind.RecordPool // recycled boundary records
 	empty    *lua.LTable        // the shared empty list of records (see emptyList)
 }
 

@@ -89,7 +89,8 @@ func (s *sessionState) quiet() bool {
 	return !s.journaling.Load() && s.rp == nil
 }
 
-func (s *sessionState) record(en session.Entry) {
+// journal adds an entry to the session journal (none while a replay runs).
+func (s *sessionState) journal(en session.Entry) {
 	if s.rp != nil {
 		return
 	}
@@ -98,9 +99,9 @@ func (s *sessionState) record(en session.Entry) {
 	s.j.Add(en)
 }
 
-// recordBehind journals entries written behind the caller: durable at the
+// journalBehind journals entries written behind the caller: durable at the
 // latest when the next boundary returns (see session.Journal.AddBehind).
-func (s *sessionState) recordBehind(es ...session.Entry) {
+func (s *sessionState) journalBehind(es ...session.Entry) {
 	if s.rp != nil {
 		return
 	}
@@ -191,7 +192,7 @@ func (s *sessionState) emit(notes []session.Note, callID string) {
 		}
 		s.book.Add(n)
 		c := n
-		s.record(session.Entry{Type: session.Emit, Note: &c, CallID: callID})
+		s.journal(session.Entry{Type: session.Emit, Note: &c, CallID: callID})
 		if f := s.i.e.onNote; f != nil {
 			f(s.i.id, n)
 		}

@@ -206,7 +206,7 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 	}
 	out := i.runChain(ctx, set, te, c, nil)
 	if ss := i.sess.Load(); ss.journaling.Load() {
-		ss.recordBehind(journalTool(c.Path, CopyPlain(c.Args), out))
+		ss.journalBehind(journalTool(c.Path, CopyPlain(c.Args), out))
 	}
 	return out
 }
@@ -227,7 +227,7 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 		core.Value, core.Error = nil, err.Error()
 		out = Outcome{Status: StatusFailed, Error: core.Error, CallID: callID, Err: coreErr(err)}
 	}
-	ss.recordBehind(
+	ss.journalBehind(
 		session.Entry{Type: session.Floor, Path: te.path, Value: floorPassed},
 		core,
 		session.Entry{Type: session.Tool, Path: te.path, Value: CopyPlain(c.Args), CallID: callID,
@@ -420,7 +420,7 @@ func (c *chain) step(k int, args any) Outcome {
 	if err != nil {
 		return failedOut(r, err)
 	}
-	gr.call = c.record(r, args)
+	gr.call = c.callRecord(r, args)
 	err = r.run(fr, luabind.Callback, g.fn, 1, gr.call, r.invokeFn)
 	r.calls.Put(gr.call)
 	if gr.outTab != nil {
@@ -511,7 +511,7 @@ func (c *chain) inner(args any) Outcome {
 		fr := c.frame(r, &h.decl)
 		owned, err := r.lock(fr)
 		if err == nil {
-			rec := c.record(r, args)
+			rec := c.callRecord(r, args)
 			err = r.run(fr, luabind.Callback, h.pre, 0, rec)
 			r.calls.Put(rec)
 			r.unlock(owned)
@@ -539,7 +539,7 @@ func (c *chain) post(args any, out Outcome) Outcome {
 		if err != nil {
 			return failedOut(r, err)
 		}
-		rec, orec := c.record(r, args), outcomeRecord(r, out)
+		rec, orec := c.callRecord(r, args), outcomeRecord(r, out)
 		err = r.run(fr, luabind.Callback, h.post, 1, rec, orec)
 		r.calls.Put(rec)
 		r.outs.Put(orec)
@@ -625,9 +625,9 @@ func (c *chain) postFail(out Outcome) Outcome {
 		}
 		var call *lua.LTable
 		if hidden {
-			call = c.record(r, nil)
+			call = c.callRecord(r, nil)
 		} else {
-			call = c.record(r, c.floorArgs)
+			call = c.callRecord(r, c.floorArgs)
 		}
 		err = r.run(fr, luabind.Callback, h.postFail, 0, call, failureTable(st, out, hidden))
 		r.calls.Put(call)

@@ -160,7 +160,7 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 	case Stop, SubagentStop:
 		return r.stop(ctx, inst, ev)
 	case SessionEnd:
-		if _, _, inTurn, _ := inst.Turn(); inTurn {
+		if inst.Turn().InTurn {
 			if _, err := inst.EndTurn(ctx); err != nil {
 				return Answer{}, err
 			}
@@ -201,7 +201,7 @@ func (r *Runtime) instance(ctx context.Context, h *config.HookHarness, main stri
 
 // prompt: turn begin, then round begin; a refusal blocks the prompt.
 func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string, ev Event) (Answer, error) {
-	if _, _, inTurn, _ := inst.Turn(); inTurn { // the last turn never saw its Stop
+	if inst.Turn().InTurn { // the last turn never saw its Stop
 		if _, err := inst.EndTurn(ctx); err != nil {
 			return Answer{}, err
 		}
@@ -214,7 +214,7 @@ func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string
 	if err != nil {
 		return Answer{}, err
 	}
-	if _, _, inTurn, _ := inst.Turn(); !inTurn {
+	if !inst.Turn().InTurn {
 		return Answer{Decision: "block", Reason: refusal(tb)}, nil
 	}
 	if fresh {
@@ -225,7 +225,7 @@ func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string
 	if err != nil {
 		return Answer{}, err
 	}
-	if _, _, _, inRound := inst.Turn(); !inRound {
+	if !inst.Turn().InRound {
 		_, _ = inst.EndTurn(ctx)
 		return Answer{Decision: "block", Reason: refusal(rb)}, nil
 	}
@@ -261,13 +261,14 @@ func noteText(notes []engine.Note) string {
 // one (a subagent's first tool call; hooks installed mid-session) and
 // returns the notes placed.
 func ensureTurn(ctx context.Context, inst *engine.Instance) (string, error) {
-	_, _, inTurn, inRound := inst.Turn()
+	ts := inst.Turn()
+	inTurn, inRound := ts.InTurn, ts.InRound
 	if !inTurn {
 		tb, err := inst.BeginTurn(ctx, engine.TurnInput{})
 		if err != nil {
 			return "", err
 		}
-		if _, _, inTurn, _ := inst.Turn(); !inTurn {
+		if !inst.Turn().InTurn {
 			return "", errors.New(refusal(tb))
 		}
 	}
@@ -276,7 +277,7 @@ func ensureTurn(ctx context.Context, inst *engine.Instance) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if _, _, _, inRound := inst.Turn(); !inRound {
+		if !inst.Turn().InRound {
 			return "", errors.New(refusal(rb))
 		}
 		return noteText(rb.Notes), nil
@@ -398,7 +399,8 @@ func (r *Runtime) toolPost(ctx context.Context, d Dialect, h *config.HookHarness
 // stop: round end with host_continue false; an activating note opens the
 // next round and the agent continues with the notes placed into it.
 func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (Answer, error) {
-	_, _, inTurn, inRound := inst.Turn()
+	ts := inst.Turn()
+	inTurn, inRound := ts.InTurn, ts.InRound
 	if !inTurn {
 		if ev.Kind != SubagentStop {
 			return Answer{}, nil
@@ -420,7 +422,7 @@ func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (An
 			if err != nil {
 				return Answer{}, err
 			}
-			if _, _, _, open := inst.Turn(); open {
+			if inst.Turn().InRound {
 				text := noteText(rb.Notes)
 				if text == "" {
 					text = activating(end.Notes)

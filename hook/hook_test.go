@@ -66,8 +66,8 @@ end)`})
 		t.Fatal(err)
 	}
 	defer inst.Stop()
-	if _, _, inTurn, inRound := inst.Turn(); inTurn || inRound {
-		t.Fatalf("open after a refused round: turn %v round %v", inTurn, inRound)
+	if ts := inst.Turn(); ts.InTurn || ts.InRound {
+		t.Fatalf("open after a refused round: turn %v round %v", ts.InTurn, ts.InRound)
 	}
 }
 
@@ -94,8 +94,8 @@ hook.round("start", function(b) notify("round " .. b.round) end)
 		t.Fatal(err)
 	}
 	defer inst.Stop()
-	if turn, round, inTurn, inRound := inst.Turn(); turn != 1 || round != 1 || !inTurn || !inRound {
-		t.Fatalf("turn %d round %d open %v %v", turn, round, inTurn, inRound)
+	if ts := inst.Turn(); ts.Turn != 1 || ts.Round != 1 || !ts.InTurn || !ts.InRound {
+		t.Fatalf("turn %d round %d open %v %v", ts.Turn, ts.Round, ts.InTurn, ts.InRound)
 	}
 }
 
@@ -173,7 +173,7 @@ func TestToolPostAndFailure(t *testing.T) {
 	}
 	inst, _ := r.instance(context.Background(), r.cfg.Hook("claude"), "claude/s", Event{})
 	defer inst.Stop()
-	if _, _, inTurn, _ := inst.Turn(); inTurn {
+	if inst.Turn().InTurn {
 		t.Fatal("the turn is still open after Stop")
 	}
 }

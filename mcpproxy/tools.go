@@ -347,7 +347,7 @@ func (p *proxy) nextRound(ctx context.Context) []string {
 	p.bmu.Lock()
 	defer p.bmu.Unlock()
 	ctx = context.WithoutCancel(ctx)
-	_, _, _, inRound := p.inst.Turn()
+	inRound := p.inst.Turn().InRound
 	if inRound && !p.inst.RoundWork() {
 		return nil // no round hook and no note to place: the round goes on
 	}

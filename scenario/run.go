@@ -454,7 +454,7 @@ func (r *runner) turn(ctx context.Context, inst *engine.Instance, s *Step) *Got 
 	}
 	first(res.Status, res.Error, res.Reason)
 	notes = append(notes, res.Notes...)
-	if _, _, inTurn, _ := inst.Turn(); !inTurn {
+	if !inst.Turn().InTurn {
 		return finish() // refused: the turn never opened
 	}
 	for n := 0; n < s.MaxRounds; n++ {
@@ -464,7 +464,7 @@ func (r *runner) turn(ctx context.Context, inst *engine.Instance, s *Step) *Got 
 			break
 		}
 		first(rb.Status, rb.Error, rb.Reason)
-		if _, _, _, inRound := inst.Turn(); !inRound {
+		if !inst.Turn().InRound {
 			break // a round guard refused: the round never opened
 		}
 		g.Rounds++

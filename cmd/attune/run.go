@@ -251,7 +251,7 @@ func runDemo(ctx context.Context, cfg *config.Config, script *demoScript, out *d
 			return err
 		}
 		insts[d.ID] = i
-		turn, _, _, _ := i.Turn()
+		turn := i.Turn().Turn
 		var progs []string
 		for _, p := range i.Pin().Programs {
 			progs = append(progs, p.Name+"@"+p.SHA256[:8])
@@ -276,7 +276,7 @@ func runDemo(ctx context.Context, cfg *config.Config, script *demoScript, out *d
 			out.event("command", map[string]any{"instance": t.Instance, "name": c.Name, "text": c.Text, "status": r.Status, "error": r.Error, "notes": noteLines(r.Notes)},
 				"  /%s %s → %s%s", c.Name, c.Text, r.Status, errSuffix(r.Error))
 		}
-		next, _, _, _ := i.Turn()
+		next := i.Turn().Turn
 		next++
 		for _, m := range t.Methods {
 			demoMethodCall(ctx, out, i, withTurn(m, next), "  ")
@@ -285,7 +285,7 @@ func runDemo(ctx context.Context, cfg *config.Config, script *demoScript, out *d
 		if err != nil {
 			return err
 		}
-		turn, _, _, _ := i.Turn()
+		turn := i.Turn().Turn
 		out.event("turn-begin", map[string]any{"instance": t.Instance, "turn": turn, "status": b.Status, "notes": noteLines(b.Notes)},
 			"  turn %d begins (%s)", turn, b.Status)
 		out.notes("    ", "turn-start notes", b.Notes)
