@@ -119,13 +119,6 @@ func sharedFunc(f *Func) lua.LGFunction {
 			L.RaiseError("%s called outside a callback", f.Name)
 		}
 		s := b.s
-		if s.L != L {
-			// called on a protected call's thread (protect.go): the
-			// function reads its arguments and runs nested calls there
-			prev := s.L
-			s.L = L
-			defer func() { s.L = prev }()
-		}
 		if s.ambient&f.Ambients == 0 {
 			L.RaiseError("%s", AmbientError(f, s.ambient))
 		}

@@ -1,6 +1,10 @@
 package luabind
 
-import "testing"
+import (
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+)
 
 // gopher-lua #448: an error caught by pcall closed the upvalues of every
 // frame on the stack, so a local and the closures sharing it went separate
@@ -51,6 +55,13 @@ func TestCaughtErrorKeepsUpvaluesShared(t *testing.T) {
 			local function f(p, q, r) return p end
 			f(9, 9, 9)
 			assert(leaked() == 42, "leaked closure sees " .. tostring(leaked()))`,
+		"closure made in a failed xpcall": `
+			local leaked
+			xpcall(function() local x = 42; leaked = function() return x end; error("e") end, function(e) return e end)
+			local a, b, c, d = 1, 2, 3, 4
+			local function f(p, q, r) return p end
+			f(9, 9, 9)
+			assert(leaked() == 42, "leaked closure sees " .. tostring(leaked()))`,
 		"results and errors": `
 			local ok, a, b = pcall(function(x, y) return x + y, "two" end, 1, 2)
 			assert(ok == true and a == 3 and b == "two")
@@ -63,6 +74,59 @@ func TestCaughtErrorKeepsUpvaluesShared(t *testing.T) {
 			assert(select("#", pcall(function() end)) == 1)
 			local ok5, e5 = pcall(nil)
 			assert(ok5 == false, "pcall(nil)")`,
+	} {
+		if err := run(t, s, Callback, src); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// gopher-lua #448 through the engine's own re-entry: a library function
+// runs a nested callback in the same state (as call.tool reaching the next
+// guard of the same program does) and that callback fails. The waiting
+// callback's local and its closure must stay shared, and a closure made in
+// the failed callback keeps the value it captured.
+func TestNestedCallbackErrorKeepsUpvaluesShared(t *testing.T) {
+	s := NewState(Options{})
+	defer s.Close()
+	s.Open(NewLibrary([]*Func{{Name: "call/nested", Ambients: Callback, Leaves: true, Fn: func(s *State) int {
+		fn := s.CheckFunction("call.nested", 1)
+		err := s.Call(Callback, fn, 0)
+		s.L.Push(lua.LBool(err == nil))
+		return 1
+	}}}))
+	for name, src := range map[string]string{
+		"waiting callback": `
+			local a = 0
+			local function get() return a end
+			assert(call.nested(function() local z = 1; error("nested fails") end) == false)
+			a = 9
+			assert(get() == 9, "the closure sees " .. get())`,
+		"runtime error in the nested callback": `
+			local n = 1
+			local bump = function() n = n + 1 end
+			assert(call.nested(function() local t = nil; return t.x end) == false)
+			bump()
+			assert(n == 2, "n is " .. n)`,
+		"closure made in the failed callback": `
+			local leaked
+			assert(call.nested(function() local x = 42; leaked = function() return x end; error("e") end) == false)
+			local a, b, c, d = 1, 2, 3, 4
+			local function f(p, q, r) return p end
+			f(9, 9, 9)
+			assert(leaked() == 42, "leaked closure sees " .. tostring(leaked()))`,
+		"nested inside pcall": `
+			local v = "old"
+			local get = function() return v end
+			pcall(function()
+				local w = 1
+				local getw = function() return w end
+				call.nested(function() error("inner") end)
+				w = 2
+				assert(getw() == 2, "split inside pcall")
+			end)
+			v = "new"
+			assert(get() == "new")`,
 	} {
 		if err := run(t, s, Callback, src); err != nil {
 			t.Errorf("%s: %v", name, err)
