@@ -128,6 +128,15 @@ type wireMessage struct {
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	var w wireMessage
 	if err := json.Unmarshal(data, &w); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case len(data) > 0 && data[0] == '[':
+			return nil, errors.New("a JSON array (a batch): MCP has no batches, send each message on a line of its own")
+		case errors.As(err, &te) && te.Field == "":
+			return nil, fmt.Errorf("a message is a JSON object, not a %s", te.Value)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("%q is a JSON %s, not what JSON-RPC 2.0 wants there", te.Field, te.Value)
+		}
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
 	if w.Version != "2.0" {
@@ -135,7 +144,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	}
 	id, err := jsonrpc.MakeID(w.ID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the id is a JSON %s: it must be a string, a number or absent", jsonKind(w.ID))
 	}
 	if w.Method != nil {
 		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
@@ -148,6 +157,23 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 		r.Error = w.Error
 	}
 	return r, nil
+}
+
+// jsonKind names the JSON type of a decoded value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	}
+	return "value"
 }
 
 // idPattern finds "id": N or "id": "S" in a message that does not decode.

@@ -22,7 +22,8 @@
 //     upstream sent it.
 //   - With several upstreams, list methods are merged into one page, and a
 //     request naming a resource, prompt or template goes to the upstream
-//     that listed it; an item two upstreams list goes to the first.
+//     that lists it (the lists are read again when none has yet); an item
+//     two upstreams list goes to the first.
 //   - An upstream that exits is not restarted: its calls fail at once with
 //     the reason, and the client may go on with the other tools.
 package mcpproxy

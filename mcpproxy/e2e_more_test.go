@@ -336,9 +336,41 @@ func TestMalformedFromClient(t *testing.T) {
 	if code, _ := errorOf(m); code != -32600 || m["id"] != float64(7) {
 		t.Errorf("answer to a JSON-RPC 1.0 request: %v", m)
 	}
+	for _, c := range []struct {
+		line, want string
+		id         any
+	}{
+		// JSON that is not a request: a batch (MCP has none since 2025-06-18), a number, no method nor id
+		{`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, "a JSON array (a batch): MCP has no batches, send each message on a line of its own", float64(3)},
+		{`42`, "a message is a JSON object, not a number", nil},
+		{`{"jsonrpc":"2.0","id":5,"method":7}`, `"method" is a JSON number, not what JSON-RPC 2.0 wants there`, float64(5)},
+		{`{"jsonrpc":"2.0"}`, "a response without an id, or a request without a method", nil},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, "the id is a JSON object: it must be a string, a number or absent", nil},
+		{`{"jsonrpc":"2.0","id":4,"method":"ping"` + "\x00" + `}`, "invalid character", float64(4)},
+	} {
+		r.send(c.line)
+		m := r.recv(10 * time.Second)
+		if code, msg := errorOf(m); code != -32600 && !(code == -32700 && strings.Contains(c.line, "\x00")) || m["id"] != c.id || !strings.Contains(msg, c.want) {
+			t.Errorf("answer to %s: %v, want -32600 naming %q, id %v", c.line, m, c.want, c.id)
+		}
+	}
 	r.send(initLine)
 	if m := r.recv(20 * time.Second); m["result"] == nil || m["id"] != float64(1) {
 		t.Errorf("initialize after the bad lines: %v", m)
+	}
+	// an answer to a request the proxy never sent is dropped (and logged)
+	r.send(`{"jsonrpc":"2.0","id":77,"result":{}}`)
+	// tools/call whose params are not {name, arguments}
+	for k, params := range []string{`"read"`, `{"name":""}`, `{"name":"echo","arguments":[1]}`, `{"name":"echo","arguments":"hi"}`} {
+		id := 20 + k
+		r.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":` + params + `}`)
+		m := r.recv(10 * time.Second)
+		for m["id"] == nil { // the server's notifications
+			m = r.recv(10 * time.Second)
+		}
+		if code, msg := errorOf(m); code != -32602 || m["id"] != float64(id) || !strings.HasPrefix(msg, "attune mcp: tools/call") || strings.Count(msg, "attune mcp") != 1 {
+			t.Errorf("tools/call with params %s: %v", params, m)
+		}
 	}
 	r.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	if m := r.recv(10 * time.Second); m["id"] != float64(2) || m["error"] != nil {
@@ -365,7 +397,7 @@ func TestUpstreamSilentOrMalformed(t *testing.T) {
 	bad := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "sh", "-c", `read line; echo '{"jsonrpc": oops'; cat >/dev/null`)
 	bad.send(initLine)
 	m = bad.recv(10 * time.Second)
-	if _, msg := errorOf(m); !strings.Contains(msg, "upstream upstream sent a line that is not a JSON-RPC 2.0 message") {
+	if code, msg := errorOf(m); code != -32603 || !strings.HasPrefix(msg, "attune mcp: upstream upstream, initialize: it sent a line that is not a JSON-RPC 2.0 message") {
 		t.Errorf("malformed upstream: %v", m)
 	}
 	bad.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
@@ -375,17 +407,20 @@ func TestUpstreamSilentOrMalformed(t *testing.T) {
 }
 
 // A tool result larger than max_message is a clear tool error; the next
-// call works.
+// call works, and a large result under the limit arrives whole.
 func TestHugeResult(t *testing.T) {
 	dir := tmpDir(t)
 	work := filepath.Join(dir, "work")
 	writeFile(t, filepath.Join(work, "big.txt"), strings.Repeat("0123456789abcdef", 1<<17)) // 2 MiB
 	writeFile(t, filepath.Join(work, "small.txt"), "small")
+	mid := strings.Repeat("0123456789abcdef", 1<<14) // 256 KiB: in two copies (text and structured), under the limit
+	writeFile(t, filepath.Join(work, "mid.txt"), mid)
 	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\nmax_message = 1048576\n")
 	p := proxyPlan(t, filepath.Join(dir, "attune.toml"), nil, "node", fsServer(t), work)
 	p.Steps = []map[string]any{
 		{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": filepath.Join(work, "big.txt")}},
 		{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": filepath.Join(work, "small.txt")}},
+		{"op": "call", "name": "read_text_file", "arguments": map[string]any{"path": filepath.Join(work, "mid.txt")}},
 	}
 	s := runClient(t, p)
 	r := result[toolResult](t, s[1])
@@ -394,6 +429,9 @@ func TestHugeResult(t *testing.T) {
 	}
 	if r := result[toolResult](t, s[2]); r.IsError || texts(r)[0] != "small" {
 		t.Errorf("the call after: %s", s[2].Result)
+	}
+	if r := result[toolResult](t, s[3]); r.IsError || len(r.Content) != 1 || r.Content[0].Text != mid {
+		t.Errorf("a large result under the limit: %s", clipS(s[3].Result))
 	}
 }
 

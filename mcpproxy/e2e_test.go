@@ -122,6 +122,7 @@ type plan struct {
 	Env      map[string]string `json:"env,omitempty"`
 	Sampling string            `json:"sampling,omitempty"`
 	Roots    []string          `json:"roots,omitempty"`
+	Elicit   map[string]any    `json:"elicit,omitempty"`
 	Steps    []map[string]any  `json:"steps"`
 }
 

@@ -289,12 +289,12 @@ func (p *proxy) serve(ctx context.Context) error {
 // JSON-RPC 2.0 says (id null when the id cannot be read), and goes on.
 func (p *proxy) badClientMessage(bad *BadMessageError) {
 	p.logf("the client sent %v", bad)
-	code := jsonrpc.CodeParseError
+	// -32700 for a line that is not JSON; -32600 for JSON that is not a
+	// request (a batch, a number, a wrong version) and for a line too long
+	code := jsonrpc.CodeInvalidRequest
 	var syn *json.SyntaxError
-	if bad.TooLong {
-		code = jsonrpc.CodeInvalidRequest
-	} else if !errors.As(bad.Err, &syn) && !strings.Contains(bad.Err.Error(), "unmarshal") {
-		code = jsonrpc.CodeInvalidRequest
+	if !bad.TooLong && errors.As(bad.Err, &syn) {
+		code = jsonrpc.CodeParseError
 	}
 	_ = p.client.write(&jsonrpc.Response{ID: bad.ID, Error: &jsonrpc.Error{Code: int64(code), Message: "attune mcp: " + bad.Error()}})
 }
@@ -636,9 +636,7 @@ func (p *proxy) forward(ctx context.Context, method string, params json.RawMessa
 }
 
 func (p *proxy) route(ctx context.Context, method string, params json.RawMessage, owner, capability string) (json.RawMessage, error) {
-	p.mu.Lock()
-	up := p.owners[owner]
-	p.mu.Unlock()
+	up := p.ownerOf(ctx, owner)
 	if up == nil {
 		for _, u := range p.ups {
 			if capable(u, capability) {
@@ -648,9 +646,56 @@ func (p *proxy) route(ctx context.Context, method string, params json.RawMessage
 		}
 	}
 	if up == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "attune mcp: no upstream offers " + capability}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no upstream offers " + capability}
 	}
 	return up.call(ctx, method, params)
+}
+
+// ownerOf is the upstream that listed a resource, prompt or template
+// ("uri:U", "prompt:P", "template:T"). When none has yet (the client did
+// not list, or the lists changed), the lists are read again; a resource
+// no upstream lists belongs to the upstream whose template's fixed prefix
+// is the longest one the URI starts with. nil: no upstream lists it.
+func (p *proxy) ownerOf(ctx context.Context, owner string) *upstream {
+	p.mu.Lock()
+	up := p.owners[owner]
+	p.mu.Unlock()
+	if up != nil {
+		return up
+	}
+	kind, key, _ := strings.Cut(owner, ":")
+	switch kind {
+	case "prompt":
+		_, _ = p.mergeList(ctx, "prompts/list", "prompts", "prompts", "name", "prompt:")
+	case "template":
+		_, _ = p.mergeList(ctx, "resources/templates/list", "resources", "resourceTemplates", "uriTemplate", "template:")
+	case "uri":
+		_, _ = p.mergeList(ctx, "resources/list", "resources", "resources", "uri", "uri:")
+		_, _ = p.mergeList(ctx, "resources/templates/list", "resources", "resourceTemplates", "uriTemplate", "template:")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if up = p.owners[owner]; up != nil || kind != "uri" {
+		return up
+	}
+	best, rank := -1, map[*upstream]int{}
+	for k, u := range p.ups {
+		rank[u] = k
+	}
+	for k, u := range p.owners {
+		t, ok := strings.CutPrefix(k, "template:")
+		if !ok {
+			continue
+		}
+		fixed, _, _ := strings.Cut(t, "{")
+		if fixed == "" || !strings.HasPrefix(key, fixed) {
+			continue
+		}
+		if len(fixed) > best || len(fixed) == best && rank[u] < rank[up] {
+			up, best = u, len(fixed)
+		}
+	}
+	return up
 }
 
 // mergeList lists every page of every upstream that has the capability,

@@ -255,7 +255,15 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 		Meta      json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(params, &c); err != nil || c.Name == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "attune mcp: tools/call wants params {name, arguments}"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call wants params {\"name\": TOOL, \"arguments\": {...}}, got " + clip(params)}
+	}
+	var args any = map[string]any{}
+	if len(c.Arguments) > 0 && string(c.Arguments) != "null" {
+		var m map[string]any
+		if err := json.Unmarshal(c.Arguments, &m); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call of " + c.Name + ": arguments must be a JSON object, got " + clip(c.Arguments)}
+		}
+		args = m
 	}
 	p.mu.Lock()
 	tgt, ok := p.tools[c.Name]
@@ -270,12 +278,6 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 	}
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + c.Name}
-	}
-	var args any = map[string]any{}
-	if len(c.Arguments) > 0 && string(c.Arguments) != "null" {
-		if err := json.Unmarshal(c.Arguments, &args); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "attune mcp: tools/call arguments: " + err.Error()}
-		}
 	}
 	slot := &callSlot{id: fmt.Sprintf("%s/mcp-%d", p.inst.ID(), p.calls.Add(1)), meta: c.Meta}
 	out := p.inst.Tool(context.WithValue(ctx, slotKey{}, slot), engine.ToolCall{Path: tgt.path, Args: args, CallID: slot.id})

@@ -49,6 +49,7 @@ type pending struct {
 	ch      chan *jsonrpc.Response
 	relay   func(*jsonrpc.Response) bool
 	relayed bool
+	bad     *BadMessageError // the answer was a line that is not JSON-RPC
 }
 
 // errRelayed: the answer went to the client as the upstream sent it.
@@ -118,7 +119,7 @@ func (u *upstream) run() {
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Response:
-			u.deliver(m, false)
+			u.deliver(m)
 		case *jsonrpc.Request:
 			if m.IsCall() {
 				u.onRequest(u, m)
@@ -132,15 +133,13 @@ func (u *upstream) run() {
 // badMessage fails the request a bad line answers, or when its id cannot
 // be found, every pending request: the answer they wait for may be lost.
 func (u *upstream) badMessage(bad *BadMessageError) {
-	what := "sent " + bad.Error()
-	u.log("upstream %s %s", u.name, what)
-	err := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream " + u.name + " " + what}
+	u.log("upstream %s sent %v", u.name, bad)
 	if n, ok := bad.ID.Raw().(int64); ok {
 		u.mu.Lock()
 		_, pending := u.pending[n]
 		u.mu.Unlock()
 		if pending {
-			u.deliver(&jsonrpc.Response{ID: bad.ID, Error: err}, true)
+			u.fail(n, bad)
 			return
 		}
 	}
@@ -151,29 +150,52 @@ func (u *upstream) badMessage(bad *BadMessageError) {
 	}
 	u.mu.Unlock()
 	for _, id := range ids {
-		u.deliver(&jsonrpc.Response{ID: intID(id), Error: err}, true)
+		u.fail(id, bad)
 	}
 }
 
-// deliver hands an answer to its request; made: the proxy made it up (for
-// a bad line), the upstream did not send it.
-func (u *upstream) deliver(r *jsonrpc.Response, made bool) {
+// deliver hands an answer to its request.
+func (u *upstream) deliver(r *jsonrpc.Response) {
 	n, ok := r.ID.Raw().(int64)
 	if !ok {
 		u.log("upstream %s answered request %v, which the proxy never sent", u.name, r.ID.Raw())
 		return
 	}
-	u.mu.Lock()
-	pd := u.pending[n]
-	delete(u.pending, n)
-	u.mu.Unlock()
+	pd := u.take(n)
 	if pd == nil {
-		return // answered after a timeout or a cancellation
+		if !u.sent(n) {
+			u.log("upstream %s answered request %d, which the proxy never sent", u.name, n)
+		}
+		return // else answered after a timeout or a cancellation
 	}
-	if pd.relay != nil && !made {
+	if pd.relay != nil {
 		pd.relayed = pd.relay(r)
 	}
 	pd.ch <- r
+}
+
+// fail ends a pending request with the bad line that stands for its answer.
+func (u *upstream) fail(n int64, bad *BadMessageError) {
+	if pd := u.take(n); pd != nil {
+		pd.bad = bad
+		pd.ch <- &jsonrpc.Response{ID: intID(n)}
+	}
+}
+
+// take removes a pending request; nil when none waits under that id.
+func (u *upstream) take(n int64) *pending {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	pd := u.pending[n]
+	delete(u.pending, n)
+	return pd
+}
+
+// sent reports whether the proxy ever sent request n.
+func (u *upstream) sent(n int64) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return n > 0 && n <= u.nextID
 }
 
 // exit marks the upstream gone and fails every pending request.
@@ -258,6 +280,9 @@ func (u *upstream) callRelay(ctx context.Context, method string, params json.Raw
 		err := u.gone
 		u.mu.Unlock()
 		return fail(err)
+	}
+	if pd.bad != nil {
+		return fail(fmt.Errorf("it sent %w", pd.bad))
 	}
 	if pd.relayed {
 		return nil, errRelayed

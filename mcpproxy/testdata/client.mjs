@@ -11,10 +11,15 @@
 // processes while the call runs; progress: true asks for progress
 // notifications, printed as "progress"), resources, templates, prompts, prompt, read,
 // ping, wait (ms), notifications (the methods of every notification received
-// so far), close. A step that throws prints {"error": message}.
+// so far), complete (ref, argument), setLevel (level), logs (the params of
+// the notifications/message received since the last logs, in order),
+// elicited (the elicitation requests received so far), close. A step that
+// throws prints {"error": message}.
 // plan.sampling: the client declares sampling and answers every
 // sampling/createMessage with that text; plan.roots: it declares roots and
-// lists these folders.
+// lists these folders; plan.elicit: it declares elicitation and answers every
+// elicitation/create with that result (the requests are listed by the op
+// elicited).
 import { readFileSync, readdirSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
@@ -48,6 +53,7 @@ const types = await import(pathToFileURL(path.join(sdk, "types.js")).href);
 const capabilities = {};
 if (plan.sampling !== undefined) capabilities.sampling = {};
 if (plan.roots !== undefined) capabilities.roots = { listChanged: false };
+if (plan.elicit !== undefined) capabilities.elicitation = {};
 const client = new Client({ name: "attune-e2e", version: "1.0.0" }, { capabilities });
 const sampled = [];
 if (plan.sampling !== undefined) {
@@ -61,7 +67,16 @@ if (plan.roots !== undefined) {
     roots: plan.roots.map((r) => ({ uri: pathToFileURL(r).href, name: path.basename(r) })),
   }));
 }
+const elicited = [];
+if (plan.elicit !== undefined) {
+  client.setRequestHandler(types.ElicitRequestSchema, async (req) => {
+    elicited.push(req.params);
+    return plan.elicit;
+  });
+}
 const notifications = [];
+const logs = [];
+client.setNotificationHandler(types.LoggingMessageNotificationSchema, async (n) => { logs.push(n.params); });
 client.fallbackNotificationHandler = async (n) => { notifications.push(n.method); };
 client.setNotificationHandler(types.ToolListChangedNotificationSchema, async (n) => { notifications.push(n.method); });
 await client.connect(transport);
@@ -114,6 +129,18 @@ for (const step of plan.steps) {
         break;
       case "notifications":
         result = { methods: notifications, sampled };
+        break;
+      case "complete":
+        result = await client.complete({ ref: step.ref, argument: step.argument });
+        break;
+      case "setLevel":
+        result = await client.setLoggingLevel(step.level);
+        break;
+      case "logs":
+        result = { logs: logs.splice(0) };
+        break;
+      case "elicited":
+        result = { requests: elicited };
         break;
       case "ping":
         result = await client.ping();
