@@ -50,11 +50,23 @@ func execHook(b *testing.B, args []string, event []byte) {
 	}
 }
 
-func benchProcess(b *testing.B, cfg string) {
+func benchProcess(b *testing.B, cfg string, full bool) {
 	args := []string{attuneBin, "hook", "claude", "--config", cfg}
 	execHook(b, args, []byte(`{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"go"}`))
+	reaches := filepath.Join(filepath.Dir(cfg), ".attune", "state.db.locks", "*.reach")
 	b.ResetTimer()
 	for k := range b.N {
+		if full {
+			b.StopTimer()
+			names, _ := filepath.Glob(reaches)
+			if len(names) == 0 {
+				b.Fatalf("no reach in %s", reaches)
+			}
+			for _, n := range names {
+				os.Remove(n)
+			}
+			b.StartTimer()
+		}
 		execHook(b, args, preEvent(k))
 	}
 }
@@ -62,7 +74,14 @@ func benchProcess(b *testing.B, cfg string) {
 // BenchmarkHookProcessNoMatch: a fresh attune process per event, no
 // guard or hook matches the tool.
 func BenchmarkHookProcessNoMatch(b *testing.B) {
-	benchProcess(b, benchProject(b, "", nil))
+	benchProcess(b, benchProject(b, "", nil), false)
+}
+
+// BenchmarkHookProcessNoMatchFull: the same, each event on the full path
+// (store, lock, journal): the session's reach is removed before each event.
+// What the quick answer (quick.go) saves.
+func BenchmarkHookProcessNoMatchFull(b *testing.B) {
+	benchProcess(b, benchProject(b, "", nil), true)
 }
 
 // BenchmarkHookProcessLuaGuard: a fresh attune process per event, one Lua
@@ -72,7 +91,7 @@ func BenchmarkHookProcessLuaGuard(b *testing.B) {
 guard.tool("claude/Bash", function(call, invoke)
   if string.find(call.args.command, "rm -rf", 1, true) then return refuse("no") end
   return invoke()
-end)`}))
+end)`}), false)
 }
 
 // BenchmarkHookServe: the same event and guard through `attune hook serve`.

@@ -52,6 +52,10 @@
 //   - `hook serve` keeps instances warm between events (Options.Warm): it
 //     must answer all of its sessions' events, not share them with command
 //     hooks of another process.
+//   - A tool event that nothing of the session can see is answered with
+//     no decision without opening the store, from the instance's reach that
+//     the last event left beside the session's lock, and is not journaled
+//     (quick.go says when, and why that is safe).
 //   - With no opinion attune answers no decision, never "allow": allowing
 //     would skip the agent's own permission rules.
 //   - Bad input (not JSON, an unknown event) is answered with no decision

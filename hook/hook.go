@@ -55,11 +55,12 @@ func FindConfig(flag string, getenv func(string) string, projectDir, cwd string)
 // the events of one session are serialized by a lock that holds across
 // processes, so parallel hook processes never interleave inside a session.
 type Runtime struct {
-	cfg  *config.Config
-	e    *engine.Engine
-	dir  string // lock folder
-	warm bool
-	log  io.Writer
+	cfg   *config.Config
+	e     *engine.Engine
+	dir   string // lock folder
+	store string // the SQLite file, "" for another store (quick.go)
+	warm  bool
+	log   io.Writer
 
 	mu    sync.Mutex
 	tools map[string]string // path -> effects registered, joined
@@ -95,7 +96,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{cfg: cfg, e: e, dir: lockDir(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}}, nil
+	return &Runtime{cfg: cfg, e: e, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}}, nil
 }
 
 // Close closes the engine.
@@ -130,55 +131,69 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 	if ev.Kind == Other {
 		return Answer{}, nil
 	}
-	unlock, err := lockSession(ctx, r.dir, d.Name()+"/"+ev.Session)
+	id, main, _ := instanceID(d, h, ev)
+	unlock, err := lockSession(ctx, r.dir, main)
 	if err != nil {
 		return Answer{}, err
 	}
 	defer unlock()
-	main := d.Name() + "/" + ev.Session
-	if ev.Kind == Compact || (ev.Kind == SessionStart && (ev.Source == "clear" || ev.Source == "compact")) {
-		if err := r.e.Store().PutRecord(ctx, "hook", main+"/fresh", []byte("1")); err != nil {
+	if r.store != "" { // quick.go: a process killed from here on leaves no reach
+		if err := dropReach(r.dir, id); err != nil {
 			return Answer{}, err
 		}
 	}
-	inst, err := r.instance(ctx, h, main, ev)
-	if err != nil {
-		return Answer{}, err
+	inst, a, err := r.dispatch(ctx, d, h, main, ev)
+	if inst == nil {
+		return a, err
+	}
+	if err == nil && r.store != "" && ev.Kind != SessionEnd {
+		if err := keepReach(r.dir, r.store, id, inst); err != nil {
+			fmt.Fprintf(r.log, "attune hook %s: %v (the next event takes the full path)\n", d.Name(), err)
+		}
 	}
 	if !r.warm || ev.Kind == SessionEnd {
-		defer inst.Stop()
+		inst.Stop()
 	}
+	return a, err
+}
+
+// dispatch brings the event's instance back and runs the event; the
+// caller holds the session's lock and stops the instance.
+func (r *Runtime) dispatch(ctx context.Context, d Dialect, h *config.HookHarness, main string, ev Event) (*engine.Instance, Answer, error) {
+	if ev.Kind == Compact || (ev.Kind == SessionStart && (ev.Source == "clear" || ev.Source == "compact")) {
+		if err := r.e.Store().PutRecord(ctx, "hook", main+"/fresh", []byte("1")); err != nil {
+			return nil, Answer{}, err
+		}
+	}
+	inst, err := r.instance(ctx, d, h, ev)
+	if err != nil {
+		return nil, Answer{}, err
+	}
+	var a Answer
 	switch ev.Kind {
-	case SessionStart, Compact:
-		return Answer{}, nil
 	case Prompt:
-		return r.prompt(ctx, inst, main, ev)
+		a, err = r.prompt(ctx, inst, main, ev)
 	case ToolPre:
-		return r.toolPre(ctx, d, h, inst, ev)
+		a, err = r.toolPre(ctx, d, h, inst, ev)
 	case ToolPost, ToolFail:
-		return r.toolPost(ctx, d, h, inst, ev)
+		a, err = r.toolPost(ctx, d, h, inst, ev)
 	case Stop, SubagentStop:
-		return r.stop(ctx, inst, ev)
+		a, err = r.stop(ctx, inst, ev)
 	case SessionEnd:
 		if inst.Turn().InTurn {
-			if _, err := inst.EndTurn(ctx); err != nil {
-				return Answer{}, err
-			}
+			_, err = inst.EndTurn(ctx)
 		}
-		return Answer{}, nil
 	}
-	return Answer{}, nil
+	return inst, a, err
 }
 
 // instance brings back (or starts) the session's instance, or the child
 // instance of the subagent the event comes from.
-func (r *Runtime) instance(ctx context.Context, h *config.HookHarness, main string, ev Event) (*engine.Instance, error) {
-	id, bot, kind, parent := main, h.Bot, engine.KindForeground, ""
-	if ev.AgentID != "" {
-		id, kind, parent = main+"/agent/"+ev.AgentID, engine.KindChild, main
-		if b, ok := h.Agents[ev.AgentType]; ok {
-			bot = b
-		}
+func (r *Runtime) instance(ctx context.Context, d Dialect, h *config.HookHarness, ev Event) (*engine.Instance, error) {
+	id, main, bot := instanceID(d, h, ev)
+	kind, parent := engine.KindForeground, ""
+	if id != main {
+		kind, parent = engine.KindChild, main
 	}
 	if i, ok := r.e.Instance(id); ok {
 		return i, nil

@@ -61,7 +61,7 @@ end)`})
 	if a.Decision != "block" || a.Reason != "not in this round" {
 		t.Fatalf("refused round: %+v", a)
 	}
-	inst, err := r.instance(context.Background(), r.cfg.Hook("claude"), "claude/s", Event{})
+	inst, err := r.instance(context.Background(), Claude{}, r.cfg.Hook("claude"), Event{Session: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ hook.round("start", function(b) notify("round " .. b.round) end)
 		t.Fatalf("prompt: %+v", a)
 	}
 	// the refused prompt used up no turn: this is turn 1
-	inst, err := r.instance(context.Background(), r.cfg.Hook("claude"), "claude/s", Event{})
+	inst, err := r.instance(context.Background(), Claude{}, r.cfg.Hook("claude"), Event{Session: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestToolPostAndFailure(t *testing.T) {
 	if a.Decision != "" {
 		t.Fatalf("stop: %+v", a)
 	}
-	inst, _ := r.instance(context.Background(), r.cfg.Hook("claude"), "claude/s", Event{})
+	inst, _ := r.instance(context.Background(), Claude{}, r.cfg.Hook("claude"), Event{Session: "s"})
 	defer inst.Stop()
 	if inst.Turn().InTurn {
 		t.Fatal("the turn is still open after Stop")
@@ -235,7 +235,7 @@ Explore = "scout"
 	if a.Decision != "" {
 		t.Fatalf("main agent: %+v", a)
 	}
-	inst, err := r.instance(context.Background(), r.cfg.Hook("claude"), "claude/s", Event{AgentID: "ag1", AgentType: "Explore"})
+	inst, err := r.instance(context.Background(), Claude{}, r.cfg.Hook("claude"), Event{Session: "s", AgentID: "ag1", AgentType: "Explore"})
 	if err != nil {
 		t.Fatal(err)
 	}

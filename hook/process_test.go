@@ -136,7 +136,7 @@ func TestParallelHookProcesses(t *testing.T) {
 	defer r.Close()
 	ctx := context.Background()
 	for _, s := range sessions {
-		inst, err := r.instance(ctx, r.cfg.Hook("claude"), "claude/"+s, Event{})
+		inst, err := r.instance(ctx, Claude{}, r.cfg.Hook("claude"), Event{Session: s})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -103,9 +103,16 @@ func answerEvent(ctx context.Context, d hook.Dialect, ev hook.Event, cfgFlag str
 	}
 	cwd, _ := os.Getwd()
 	path, err := hook.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	var cfg *config.Config
 	if err == nil {
+		cfg, err = config.Load(path)
+	}
+	if err == nil {
+		if a, ok := hook.Quick(ctx, cfg, d, ev); ok { // nothing can see the call: no store
+			return a
+		}
 		var rt *hook.Runtime
-		rt, err = hook.Open(ctx, path, hook.Options{Stderr: stderr})
+		rt, err = hook.New(ctx, cfg, hook.Options{Stderr: stderr})
 		if err == nil {
 			defer rt.Close()
 			return rt.Handle(ctx, d, ev)
