@@ -72,6 +72,7 @@ var errorType = reflect.TypeOf((*error)(nil)).Elem()
 func callHost(s *luabind.State, qualified string, method reflect.Value) int {
 	r := regOf(s)
 	fr := r.top()
+	fr.effect()
 	L := s.L
 	n := L.GetTop()
 	v, err := fr.inst.deliver(fr.ctx, DeliveryLib, qualified, func(context.Context) (res any, err error) {

@@ -282,10 +282,29 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 			return failed("owner: " + err.Error())
 		}
 	}
+	for attempt := 1; ; attempt++ {
+		out, stale := mc.attempt(o, m, inJSON)
+		if !stale || attempt >= maxCommandAttempts {
+			return out
+		}
+	}
+}
+
+// maxCommandAttempts bounds how often a command whose append found the
+// owner moved on runs again (see attempt).
+const maxCommandAttempts = 4
+
+// attempt folds the owner, runs the handler on the state it observed and
+// records or commits the result. stale reports a command whose append
+// found the owner moved on while its handler did nothing but read its
+// state and propose: nothing was recorded or appended and nothing else
+// happened, so it may run again on the newer state.
+func (mc *methodCall) attempt(o ownerRef, m *methodDecl, inJSON []byte) (out MethodOutcome, stale bool) {
+	i, ctx, c := mc.i, mc.ctx, mc.c
 	_, ref := i.e.owners.get(o.log, o.rd.foldKey) // taken before the fold: a rollback after it voids the commit's snapshot
 	state, rev, err := i.e.fold(ctx, mc.parent, i, o, c.CallID)
 	if err != nil {
-		return foldFailure(err, rev)
+		return foldFailure(err, rev), false
 	}
 	// the handler, on a copy of the state it observed
 	r := m.reg
@@ -298,7 +317,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	st := r.st
 	owned, err := r.lock(fr)
 	if err != nil {
-		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev, Err: handlerErr(r, err)}
+		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev, Err: handlerErr(r, err)}, false
 	}
 	var result any
 	v, reason := verdictOther, ""
@@ -322,38 +341,42 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		}
 		out := refused(ByHandler, reason)
 		out.Revision = rev
-		return out
+		return out, false
 	}
 	if err != nil && !isDataError(err) {
-		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev, Err: handlerErr(r, err)}
+		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev, Err: handlerErr(r, err)}, false
 	}
 	if err != nil {
 		return MethodOutcome{Status: StatusFailed, Revision: rev,
-			Error: fmt.Sprintf("handler: method %s.%s (%s) returned a value that is not plain data: %v", o.addr, m.name, m.pos, err)}
+			Error: fmt.Sprintf("handler: method %s.%s (%s) returned a value that is not plain data: %v", o.addr, m.name, m.pos, err)}, false
 	}
 	if err := m.output.check("output", result); err != nil {
 		out := schemaRefused(err)
 		out.Revision = rev
-		return out
+		return out, false
 	}
 	resJSON, err := json.Marshal(result)
 	if err != nil {
-		return MethodOutcome{Status: StatusFailed, Revision: rev, Error: "handler: the result cannot be stored: " + err.Error()}
+		return MethodOutcome{Status: StatusFailed, Revision: rev, Error: "handler: the result cannot be stored: " + err.Error()}, false
 	}
 	if s := i.sess.Load(); s != nil && s.rp != nil {
 		// A replay re-runs a call the session recorded no result for (it
 		// failed or was refused there), so it fails or refuses the same
 		// way; one that succeeds now records and appends nothing (R3.10).
-		return failed(fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name))
+		return failed(fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name)), false
 	}
 	call := &store.CallRecord{ID: c.CallID, Input: inJSON, Result: resJSON}
 	if m.kind == "query" && mc.behind() {
-		return mc.recordBehind(o, call, result, rev)
+		return mc.recordBehind(o, call, result, rev), false
 	}
 	if m.kind == "query" || len(run.proposals) == 0 {
-		return mc.record(o, call, result, rev)
+		return mc.record(o, call, result, rev), false
 	}
-	return mc.commit(fr, o, run.proposals, call, state, result, rev, ref)
+	out = mc.commit(fr, o, run.proposals, call, state, result, rev, ref)
+	// Pure up to its proposals: no nested call drew a call id from the
+	// handler's frame, and no note, host read or host library call ran.
+	pure := fr.own == 0 && !run.effects
+	return out, pure && out.Err != nil && errors.Is(out.Err, ErrStaleRevision)
 }
 
 // replayed answers a call id already recorded (R5.6).
@@ -477,8 +500,8 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 			return mc.current(o, out)
 		}
 		if errors.Is(err, store.ErrStale) {
-			return MethodOutcome{Status: StatusFailed, Revision: n,
-				Error: fmt.Sprintf("stale-revision: owner %s moved from revision %d to %d", o.addr, rev, n)}
+			msg := fmt.Sprintf("stale-revision: owner %s moved from revision %d to %d", o.addr, rev, n)
+			return MethodOutcome{Status: StatusFailed, Revision: n, Error: msg, Err: &Error{Code: CodeStaleRevision, Message: msg, Err: err}}
 		}
 		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), Revision: rev}
 	}
@@ -592,6 +615,15 @@ func replayMethod(ctx context.Context, i *Instance, en session.Entry) MethodOutc
 	return i.Method(ctx, MethodCall{Owner: en.Owner, Method: en.Name, Input: en.Value, CallID: en.CallID, HostAuthority: en.Auth})
 }
 
+// effect marks the method handler running in f, if one is, as having done
+// something besides reading its state and proposing: it will not run again
+// after a stale append (attempt).
+func (f *frame) effect() {
+	if f != nil && f.method != nil {
+		f.method.effects = true
+	}
+}
+
 // dataError marks a handler result that is not plain data.
 type dataError struct{ err error }
 
@@ -619,6 +651,7 @@ type methodDecl struct {
 type methodRun struct {
 	decl      *methodDecl
 	proposals []any
+	effects   bool // a note, host read or host library call ran (frame.effect)
 }
 
 func fDefineMethod(s *luabind.State) int {

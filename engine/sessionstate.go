@@ -130,6 +130,7 @@ func fAdmitRead(s *luabind.State) int {
 	r := regOf(s)
 	fr := r.top()
 	key := s.CheckString("admit/read", 1)
+	fr.effect()
 	v, err := fr.inst.deliverFor(fr.ctx, session.Read, key, fr.callID, func(ctx context.Context) (any, error) {
 		return fr.inst.e.runRead(context.WithValue(ctx, readKey{}, ReadCall{Instance: fr.inst.id, Session: fr.inst.rec.Session, CallID: fr.callID, Key: key}), key)
 	})
@@ -165,6 +166,7 @@ func fNotify(s *luabind.State) int {
 		}
 		kind = string(ks)
 	}
+	fr.effect()
 	ss := fr.inst.sess.Load()
 	n := session.Note{ID: ss.book.NewID(), Kind: kind, Text: lua.LVAsString(s.L.ToStringMeta(text)), Program: r.program}
 	ss.mu.Lock()

@@ -8,16 +8,25 @@ import (
 
 // Group commit. Every append of a SQLite store joins a queue. The first to
 // find no commit running leads: it takes the whole queue, runs each append
-// in order inside one transaction, commits once (one fsync of the WAL),
-// and answers every member; meanwhile the next appends queue up, and when
-// it is done it hands the lead to the first of them. An append refused by
-// its checks (ErrStale, a known call id) writes nothing and does not
-// disturb the others. When the shared transaction fails, each member is
-// run again in a transaction of its own, so one bad append cannot fail
-// another. Appends to one log keep their queue order, and each sees the
-// ones before it (they run in one transaction, in order). An Append
-// returns only after its transaction committed or rolled back: whatever
-// it answers is what the file holds.
+// in order inside one transaction and commits once; meanwhile the next
+// appends queue up. The commit itself writes the WAL without waiting for
+// the disk (the writer runs with synchronous=NORMAL): as soon as it is
+// done the leader hands the lead to the first of the queue, whose
+// transaction runs while the leader makes the WAL durable (one fsync, see
+// wal.go) and then answers every member. So the disk's flush, the slow
+// part, is shared by every append of the group and overlaps the next
+// group's work instead of holding the writer.
+//
+// An append refused by its checks (ErrStale, a known call id) writes
+// nothing and does not disturb the others. When the shared transaction
+// fails, each member is run again in a transaction of its own, so one bad
+// append cannot fail another. Appends to one log keep their queue order,
+// and each sees the ones before it (they run in one transaction, in
+// order). An Append returns only after its transaction committed and the
+// WAL holding it was flushed to disk, or after it rolled back: whatever it
+// answers is what the file holds. The WAL is written in order, so the
+// flush that makes one group durable also covers every group committed
+// before it.
 
 // appendReq is one Append waiting in the queue.
 type appendReq struct {
@@ -61,25 +70,20 @@ func (c *committer) append(ctx context.Context, s *SQLite, q *appendReq) (int64,
 		c.mu.Lock() // handed the lead: leading is still true
 	}
 	c.leading = true
-	for {
-		batch := c.queue[:min(len(c.queue), maxGroup)]
-		c.queue = c.queue[len(batch):]
-		c.mu.Unlock()
-		s.commitGroup(context.WithoutCancel(ctx), batch)
-		answered := false
-		for _, m := range batch {
-			if m == q {
-				answered = true
-			}
-			if m != q {
-				close(m.done)
-			}
-		}
-		c.mu.Lock()
-		if answered {
-			break
-		}
+	// q is the head of the queue: the leader either found it empty or was
+	// handed the lead as its first member.
+	batch := c.queue[:min(len(c.queue), maxGroup)]
+	c.queue = c.queue[len(batch):]
+	c.mu.Unlock()
+
+	s.wal.mu.Lock()
+	seq := s.wal.committed.Load() // the commits this group may have seen
+	if s.commitGroup(context.WithoutCancel(ctx), batch) {
+		seq = s.wal.committed.Add(1)
 	}
+	s.wal.mu.Unlock()
+
+	c.mu.Lock()
 	if len(c.queue) > 0 {
 		next := c.queue[0]
 		next.lead = true
@@ -89,30 +93,45 @@ func (c *committer) append(ctx context.Context, s *SQLite, q *appendReq) (int64,
 		c.queue = nil
 	}
 	c.mu.Unlock()
+
+	if err := s.wal.syncThrough(seq); err != nil {
+		for _, m := range batch {
+			m.n, m.err = 0, s.err("append to", err)
+		}
+	}
+	for _, m := range batch {
+		if m != q {
+			close(m.done)
+		}
+	}
 	return q.n, q.err
 }
 
-// commitGroup runs a batch of appends in one transaction.
-func (s *SQLite) commitGroup(ctx context.Context, batch []*appendReq) {
+// commitGroup runs a batch of appends in one transaction and reports
+// whether any of them wrote.
+func (s *SQLite) commitGroup(ctx context.Context, batch []*appendReq) bool {
 	if len(batch) > 1 {
-		if s.tryGroup(ctx, batch) {
-			return
+		if ok, wrote := s.tryGroup(ctx, batch); ok {
+			return wrote
 		}
 	}
+	wrote := false
 	for _, q := range batch { // alone, or after the shared transaction failed
-		s.tryGroup(ctx, []*appendReq{q})
+		_, w := s.tryGroup(ctx, []*appendReq{q})
+		wrote = wrote || w
 	}
+	return wrote
 }
 
-// tryGroup runs batch in one transaction and reports whether it committed;
-// a batch of one is always answered.
-func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) bool {
-	fail := func(err error) bool {
+// tryGroup runs batch in one transaction and reports whether it committed
+// and whether it wrote anything; a batch of one is always answered.
+func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) (ok, wrote bool) {
+	fail := func(err error) (bool, bool) {
 		if len(batch) > 1 {
-			return false
+			return false, false
 		}
 		batch[0].n, batch[0].err = 0, err
-		return true
+		return true, false
 	}
 	// BEGIN IMMEDIATE: the write lock is taken before any length is read.
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -127,10 +146,12 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) bool {
 			q.err = r.err
 		} else if q.err != nil {
 			return fail(q.err)
+		} else {
+			wrote = true
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fail(s.err("append to", err))
 	}
-	return true
+	return true, wrote
 }

@@ -18,8 +18,8 @@ import (
 )
 
 // SQLite is the embedded Store: one SQLite file (with its -wal and -shm
-// companions) in WAL mode with synchronous=FULL, so every commit is on disk
-// before it returns (R5.10).
+// companions) in WAL mode; every write flushes the WAL to disk before it
+// returns (R5.10), outside the writer's lock (wal.go).
 //
 // Writes go through a single connection and begin with BEGIN IMMEDIATE: in
 // one process they queue for that connection, and across processes sharing
@@ -27,8 +27,11 @@ import (
 // appenders at the same expected length serialize and the second sees
 // ErrStale. Appends waiting at the same moment share one transaction and
 // one commit, so one fsync (group commit, see group.go); each still
-// succeeds or fails on its own. Reads use a small pool of read-only connections that WAL lets run
-// beside the writer.
+// succeeds or fails on its own. Reads use a small pool of read-only
+// connections that WAL lets run beside the writer. A read may see an
+// append whose flush is still under way (the append has not returned yet);
+// an append that depends on it is flushed after it, so a crash never
+// keeps the later without the earlier.
 //
 // A SQLite is safe for concurrent use, also by several processes.
 type SQLite struct {
@@ -42,6 +45,7 @@ type SQLite struct {
 	rRead, rLength, rGetCall, rGetBlob, rGetRecord *sql.Stmt
 
 	group committer // appends waiting together, committed together
+	wal   walSync   // flushes of the WAL
 }
 
 var _ Store = (*SQLite)(nil)
@@ -109,6 +113,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 
 	s := &SQLite{path: path}
+	s.wal.path = abs
 	ok := false
 	defer func() {
 		if !ok {
@@ -118,7 +123,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 
 	// The writer. journal_mode is not set here: it changes the file, and
 	// the file is not known to be ours until init has looked.
-	s.w, err = sql.Open("sqlite", sqliteDSN(abs, "&_txlock=immediate"))
+	s.w, err = sql.Open("sqlite", sqliteDSN(abs, "NORMAL", "&_txlock=immediate"))
 	if err != nil {
 		return nil, s.openError(err)
 	}
@@ -130,7 +135,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		return nil, err
 	}
 
-	s.r, err = sql.Open("sqlite", sqliteDSN(abs, "&_pragma=query_only(1)"))
+	s.r, err = sql.Open("sqlite", sqliteDSN(abs, "NORMAL", "&_pragma=query_only(1)"))
 	if err != nil {
 		return nil, s.openError(err)
 	}
@@ -149,11 +154,12 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 
 // sqliteDSN is the modernc.org/sqlite data source for the file at abs: a
 // URI (so that no character of the path is taken for a parameter) with the
-// per-connection settings.
-func sqliteDSN(abs, extra string) string {
+// per-connection settings. The writer runs with synchronous=NORMAL and
+// flushes the WAL itself after each commit (wal.go).
+func sqliteDSN(abs, sync, extra string) string {
 	u := url.URL{Path: filepath.ToSlash(abs)}
 	return "file:" + u.EscapedPath() +
-		fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=synchronous(FULL)", sqliteBusyTimeoutMS) + extra
+		fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=synchronous(%s)", sqliteBusyTimeoutMS, sync) + extra
 }
 
 // sqliteCheckFile refuses, before SQLite touches it, a file that exists and
@@ -259,6 +265,9 @@ func (s *SQLite) init(ctx context.Context) error {
 	if mode != "wal" {
 		return fmt.Errorf("store: open %s: cannot use WAL (journal mode is %s)", s.path, mode)
 	}
+	if err := s.wal.syncThrough(s.wal.committed.Add(1)); err != nil { // a new schema
+		return s.openError(err)
+	}
 	return nil
 }
 
@@ -301,7 +310,10 @@ func (s *SQLite) err(op string, err error) error {
 // PutBlob implements Store.
 func (s *SQLite) PutBlob(ctx context.Context, data []byte) (string, error) {
 	sha := blobHash(data)
-	_, err := s.w.ExecContext(ctx, `INSERT INTO blobs (sha, data) VALUES (?, ?) ON CONFLICT (sha) DO NOTHING`, sha, nonNil(data))
+	err := s.write(func() error {
+		_, err := s.w.ExecContext(ctx, `INSERT INTO blobs (sha, data) VALUES (?, ?) ON CONFLICT (sha) DO NOTHING`, sha, nonNil(data))
+		return err
+	})
 	if err != nil {
 		return "", s.err("put blob in", err)
 	}
@@ -323,8 +335,10 @@ func (s *SQLite) GetBlob(ctx context.Context, sha string) ([]byte, error) {
 
 // DeleteBlob implements Store.
 func (s *SQLite) DeleteBlob(ctx context.Context, sha string) error {
-	_, err := s.w.ExecContext(ctx, `DELETE FROM blobs WHERE sha = ?`, sha)
-	return s.err("delete blob from", err)
+	return s.err("delete blob from", s.write(func() error {
+		_, err := s.w.ExecContext(ctx, `DELETE FROM blobs WHERE sha = ?`, sha)
+		return err
+	}))
 }
 
 // GetRecord implements Store.
@@ -342,13 +356,26 @@ func (s *SQLite) GetRecord(ctx context.Context, kind, key string) ([]byte, error
 
 // PutRecord implements Store.
 func (s *SQLite) PutRecord(ctx context.Context, kind, key string, value []byte) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO records (kind, key, value) VALUES (?, ?, ?)
+	return s.err("put record in", s.write(func() error {
+		_, err := s.w.ExecContext(ctx, `INSERT INTO records (kind, key, value) VALUES (?, ?, ?)
 		ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, kind, key, nonNil(value))
-	return s.err("put record in", err)
+		return err
+	}))
 }
 
 // PutRecordIfAbsent implements Store.
-func (s *SQLite) PutRecordIfAbsent(ctx context.Context, kind, key string, value []byte) ([]byte, bool, error) {
+func (s *SQLite) PutRecordIfAbsent(ctx context.Context, kind, key string, value []byte) (stored []byte, created bool, err error) {
+	err = s.write(func() error {
+		stored, created, err = s.putRecordIfAbsent(ctx, kind, key, value)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return stored, created, nil
+}
+
+func (s *SQLite) putRecordIfAbsent(ctx context.Context, kind, key string, value []byte) ([]byte, bool, error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, false, s.err("put record in", err)
@@ -376,8 +403,10 @@ func (s *SQLite) PutRecordIfAbsent(ctx context.Context, kind, key string, value 
 
 // DeleteRecord implements Store.
 func (s *SQLite) DeleteRecord(ctx context.Context, kind, key string) error {
-	_, err := s.w.ExecContext(ctx, `DELETE FROM records WHERE kind = ? AND key = ?`, kind, key)
-	return s.err("delete record from", err)
+	return s.err("delete record from", s.write(func() error {
+		_, err := s.w.ExecContext(ctx, `DELETE FROM records WHERE kind = ? AND key = ?`, kind, key)
+		return err
+	}))
 }
 
 // ListRecords implements Store.
@@ -488,6 +517,10 @@ func (s *SQLite) Truncate(ctx context.Context, log string, n int64) error {
 	if err := checkTruncate(n); err != nil {
 		return err
 	}
+	return s.write(func() error { return s.truncate(ctx, log, n) })
+}
+
+func (s *SQLite) truncate(ctx context.Context, log string, n int64) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.err("truncate a log in", err)
@@ -504,6 +537,10 @@ func (s *SQLite) Truncate(ctx context.Context, log string, n int64) error {
 
 // DeleteLog implements Store.
 func (s *SQLite) DeleteLog(ctx context.Context, log string) error {
+	return s.write(func() error { return s.deleteLog(ctx, log) })
+}
+
+func (s *SQLite) deleteLog(ctx context.Context, log string) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.err("delete a log from", err)
@@ -548,6 +585,7 @@ func (s *SQLite) Close() error {
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
+	errs = append(errs, s.wal.close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: close %s: %w", s.path, err)
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,7 +21,7 @@ func TestSQLiteSettings(t *testing.T) {
 		want   string
 	}{
 		{"journal_mode", "wal"},
-		{"synchronous", "2"}, // FULL
+		{"synchronous", "1"}, // NORMAL: each write flushes the WAL itself (wal.go)
 		{"busy_timeout", "30000"},
 		{"application_id", strconv.Itoa(sqliteApplicationID)},
 		{"user_version", "1"},
@@ -54,6 +55,64 @@ func TestSQLiteSettings(t *testing.T) {
 	}
 	if p := strings.Join(plan, "; "); !strings.Contains(p, "SEARCH logs USING COVERING INDEX") {
 		t.Errorf("Length's query plan: %s", p)
+	}
+}
+
+// Every write returns only once a flush of the WAL that started after its
+// commit has finished (R5.10): the flush synchronous=FULL would make inside
+// the commit, made by the store after it.
+func TestSQLiteWritesFlushed(t *testing.T) {
+	ctx := t.Context()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check := func(what string) {
+		t.Helper()
+		if c, sy := s.wal.committed.Load(), s.wal.synced.Load(); sy < c {
+			t.Errorf("after %s: commit %d returned, WAL flushed through %d", what, c, sy)
+		}
+	}
+	if _, err := s.PutBlob(ctx, []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	check("PutBlob")
+	if err := s.PutRecord(ctx, "k", "a", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	check("PutRecord")
+	done := make(chan error)
+	for w := range 8 {
+		go func() {
+			var err error
+			for k := range 20 {
+				if _, err = s.Append(ctx, "l"+strconv.Itoa(w), int64(k), [][]byte{[]byte("x")}, nil); err != nil {
+					break
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("Append")
+	if err := s.Truncate(ctx, "l0", 3); err != nil {
+		t.Fatal(err)
+	}
+	check("Truncate")
+	if s.wal.f == nil {
+		t.Fatal("the WAL was never opened for a flush")
+	}
+	st, err := s.wal.f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err := os.Stat(s.wal.path + "-wal"); err != nil || !os.SameFile(st, want) {
+		t.Errorf("the file flushed is not the WAL (%v)", err)
 	}
 }
 

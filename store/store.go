@@ -8,8 +8,10 @@
 //
 //   - Memory, for tests: nothing survives the process.
 //   - SQLite, the embedded default: one file (for example .attune/state.db)
-//     in WAL mode with synchronous=FULL, so an Append is on disk when it
-//     returns; appends waiting together share one commit (group commit).
+//     in WAL mode; every write flushes the WAL to disk before it returns,
+//     so an Append is on disk when it returns; appends waiting together
+//     share one commit and one flush (group commit), and the flush runs
+//     outside the writer's lock, beside the next group's transaction.
 //   - Postgres, a server store several hosts can share: tables named
 //     attune_*, appends to one log serialized by a transaction-scoped
 //     advisory lock.

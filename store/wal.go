@@ -1,0 +1,139 @@
+package store
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Durability of SQLite writes. The writer connection runs with
+// synchronous=NORMAL: a commit writes its frames to the WAL and returns
+// without waiting for the disk (SQLite still syncs around checkpoints).
+// Every write of the store then flushes the WAL file itself, outside the
+// writer's lock, before it returns: the same flush synchronous=FULL makes
+// inside the commit, so what returned is on disk as before (it survives
+// kill -9 of the process and power loss), while the writer serves the next
+// transaction during the flush.
+//
+// The WAL is written in order, so a flush that started after a commit
+// covers it and every commit before it. Each write transaction takes the
+// next number of a commit counter; a write returns once a flush that
+// started after its commit has finished (synced >= its number), flushing
+// itself when none has. An answer that reads state (a stale length, a
+// known call id, a record already there) also waits for the commits it
+// may have seen.
+type walSync struct {
+	mu        sync.Mutex // held across a write transaction and its number
+	committed atomic.Int64
+	synced    atomic.Int64
+
+	fmu  sync.Mutex // guards f
+	f    *os.File   // the WAL, opened on the first flush
+	path string     // the database file; the WAL is path + "-wal"
+}
+
+// syncThrough makes every commit numbered up to seq durable.
+func (w *walSync) syncThrough(seq int64) error {
+	if w.synced.Load() >= seq {
+		return nil
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	for {
+		cur := w.synced.Load()
+		if cur >= seq || w.synced.CompareAndSwap(cur, seq) {
+			return nil
+		}
+	}
+}
+
+// flush fsyncs the WAL file (the database file when there is no WAL).
+func (w *walSync) flush() error {
+	f, held, err := w.file()
+	if err != nil {
+		return err
+	}
+	if !held {
+		defer f.Close()
+	}
+	return syncData(f)
+}
+
+// file returns the open WAL, opening it again when the file on disk is no
+// longer the one held (SQLite removes the WAL when its last connection
+// closes and makes a new one later). A WAL opened for the first time has
+// its folder flushed too, so the file's name survives power loss.
+// held is false for a file the caller closes.
+func (w *walSync) file() (f *os.File, held bool, err error) {
+	w.fmu.Lock()
+	defer w.fmu.Unlock()
+	name := w.path + "-wal"
+	info, err := os.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		// No WAL: everything was checkpointed into the database file.
+		f, err := os.OpenFile(w.path, os.O_RDWR, 0)
+		return f, false, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if w.f != nil {
+		if cur, err := w.f.Stat(); err == nil && os.SameFile(cur, info) {
+			return w.f, true, nil
+		}
+		w.f.Close() // a flush under way keeps its own reference
+		w.f = nil
+	}
+	f, err = os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := syncDir(filepath.Dir(name)); err != nil {
+		f.Close()
+		return nil, false, err
+	}
+	w.f = f
+	return f, true, nil
+}
+
+func (w *walSync) close() error {
+	w.fmu.Lock()
+	defer w.fmu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+// syncDir flushes a folder's entries (where the platform can).
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// write runs one write transaction of the store (fn commits or rolls back)
+// and returns once what it committed, and what it read, is durable.
+func (s *SQLite) write(fn func() error) error {
+	s.wal.mu.Lock()
+	err := fn()
+	seq := s.wal.committed.Add(1)
+	s.wal.mu.Unlock()
+	if serr := s.wal.syncThrough(seq); serr != nil && err == nil {
+		err = serr
+	}
+	return err
+}
