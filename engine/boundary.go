@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -59,46 +58,31 @@ type bchain struct {
 	thread thread
 }
 
+// step runs guard k, or past the last guard lets the boundary open.
 func (b *bchain) step(k int) Outcome {
 	if k >= len(b.guards) {
 		return Outcome{Status: StatusOK}
 	}
 	g := b.guards[k]
-	r := g.reg
-	fr := newFrame(nil, b.ctx, b.i, r, &g.decl, b.callID)
+	fr := newFrame(nil, b.ctx, b.i, g.reg, &g.decl, b.callID)
 	fr.thread = &b.thread
-	gr := &guardRun{b: b, k: k}
-	fr.guard = gr
-	st := r.st
-	owned, err := r.lock(fr)
-	if err != nil {
-		return failedOut(r, err)
-	}
-	v, reason := verdictOther, ""
-	rt := boundaryTable(r, b.rec)
-	err = r.run(fr, luabind.Callback, g.fn, 1, rt, r.invokeFn)
-	r.bounds.Put(rt)
-	if gr.outTab != nil {
-		r.outs.Put(gr.outTab)
-	}
-	if err == nil {
-		v, reason = guardVerdict(r, st.L.Get(-1))
-		st.L.Pop(1)
-	}
-	r.unlock(owned)
-	if err != nil {
-		return failedOut(r, err)
-	}
-	switch v {
-	case verdictRetry:
-		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "retry is for tool guards only; a boundary guard refused with it: " + reason}
-	case verdictRefuse:
-		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOr(reason, g)}
-	}
-	if gr.invoked {
-		return gr.out
-	}
-	return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: fmt.Sprintf("guard at %s returned without calling invoke or refuse", g.pos)}
+	return runGuard(fr, &guardRun{chain: b, g: g, k: k})
+}
+
+// The boundary chain as the guard runner sees it (guard.go).
+
+func (b *bchain) guardRecord(r *registry, _ *guardRun) *lua.LTable {
+	return boundaryTable(r, b.rec)
+}
+
+func (b *bchain) putRecord(r *registry, t *lua.LTable) { r.bounds.Put(t) }
+
+func (b *bchain) invoke(_ *luabind.State, gr *guardRun) Outcome { return b.step(gr.k + 1) }
+
+func (b *bchain) retrying() bool { return false }
+
+func (b *bchain) retryFrom(_ *guardRun, reason string) Outcome {
+	return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "retry is for tool guards only; a boundary guard refused with it: " + reason}
 }
 
 // boundaryTable fills a boundary record for one handler of registry r (each

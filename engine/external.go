@@ -78,12 +78,9 @@ func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened
 		return Opened{Outcome: Outcome{Status: StatusFailed, Error: err.Error()}}
 	}
 	defer set.release()
-	te := set.toolTable().m[c.Path]
+	te, refusal := i.lookupTool(set, c.Path)
 	if te == nil {
-		return Opened{Outcome: Outcome{Status: StatusFailed, Error: "no tool named " + c.Path + " (neither a host tool nor a define/tool of this pin)"}}
-	}
-	if !te.allowed { // R4.1
-		return Opened{Outcome: Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}}
+		return Opened{Outcome: refusal}
 	}
 	x := &external{}
 	out := i.runChainExt(ctx, set, te, c, nil, x)

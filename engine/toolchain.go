@@ -146,10 +146,7 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 				ss := i.sess.Load()
 				if ss.quiet() {
 					res, err := i.fastCore(ctx, te.core, &c)
-					if err != nil {
-						return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: c.CallID}
-					}
-					return Outcome{Status: StatusOK, Result: res, CallID: c.CallID}
+					return hostOutcome(res, err, c.CallID)
 				}
 				if ss.rp == nil {
 					return i.quickInTurn(ctx, ss, te, c)
@@ -160,6 +157,29 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 	out := i.tool(ctx, c)
 	out.settle()
 	return out
+}
+
+// hostOutcome is the outcome of a host core that returned res, err.
+func hostOutcome(res any, err error, callID string) Outcome {
+	if err != nil {
+		return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: callID}
+	}
+	return Outcome{Status: StatusOK, Result: res, CallID: callID}
+}
+
+// lookupTool finds a tool of the set for this instance and checks it
+// against the bot's ceiling (R4.1); when it is not to run, the outcome
+// says why.
+func (i *Instance) lookupTool(set *regSet, path string) (*toolEntry, Outcome) {
+	te := set.toolTable().m[path]
+	if te == nil {
+		msg := "no tool named " + path + " (neither a host tool nor a define/tool of this pin)"
+		return nil, Outcome{Status: StatusFailed, Error: msg, Err: &Error{Code: CodeUnknownTool, Message: msg}}
+	}
+	if !te.allowed {
+		return nil, Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
+	}
+	return te, Outcome{}
 }
 
 // coreErr classifies the error a host core returned.
@@ -183,13 +203,9 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 		return Outcome{Status: StatusFailed, Error: err.Error(), Err: err}
 	}
 	defer set.release()
-	te := set.toolTable().m[c.Path]
+	te, refusal := i.lookupTool(set, c.Path)
 	if te == nil {
-		msg := "no tool named " + c.Path + " (neither a host tool nor a define/tool of this pin)"
-		return Outcome{Status: StatusFailed, Error: msg, Err: &Error{Code: CodeUnknownTool, Message: msg}}
-	}
-	if !te.allowed { // R4.1
-		return Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
+		return refusal
 	}
 	if c.CallID == "" {
 		c.CallID = i.newCallID()
@@ -199,10 +215,7 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 			return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason, Err: ferr, CallID: c.CallID}
 		}
 		res, err := i.e.runCore(ctx, te.host.Core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
-		if err != nil {
-			return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: c.CallID}
-		}
-		return Outcome{Status: StatusOK, Result: res, CallID: c.CallID}
+		return hostOutcome(res, err, c.CallID)
 	}
 	out := i.runChain(ctx, set, te, c, nil)
 	if ss := i.sess.Load(); ss.journaling.Load() {
@@ -221,11 +234,10 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 		callID = i.newCallID()
 	}
 	res, err := callCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: callID, Path: te.path, Args: c.Args}) // the host ctx as is, as on the fast path outside a turn
-	core := session.Entry{Type: session.Core, Path: te.path, Value: CopyPlain(res)}
-	out := Outcome{Status: StatusOK, Result: res, CallID: callID}
-	if err != nil {
-		core.Value, core.Error = nil, err.Error()
-		out = Outcome{Status: StatusFailed, Error: core.Error, CallID: callID, Err: coreErr(err)}
+	out := hostOutcome(res, err, callID)
+	core := session.Entry{Type: session.Core, Path: te.path, Error: out.Error}
+	if err == nil {
+		core.Value = CopyPlain(res)
 	}
 	ss.journalBehind(
 		session.Entry{Type: session.Floor, Path: te.path, Value: floorPassed},
@@ -265,17 +277,6 @@ type chain struct {
 	retries    *int
 	ownRetries int
 	ext        *external // the core runs outside the process (external.go)
-}
-
-// guardRun is the state of one guard's invoke.
-type guardRun struct {
-	c       *chain  // a tool guard's chain
-	b       *bchain // or a boundary guard's chain
-	k       int
-	call    *lua.LTable
-	invoked bool
-	out     Outcome
-	outTab  *lua.LTable
 }
 
 // chains are recycled: a chain is about 2 KB (its first frames and guard
@@ -406,81 +407,41 @@ func (c *chain) step(k int, args any) Outcome {
 		return c.inner(args)
 	}
 	g := c.te.guards[k]
-	r := g.reg
-	fr := c.frame(r, &g.decl)
+	fr := c.frame(g.reg, &g.decl)
 	var gr *guardRun
 	if k < len(c.grs) {
 		gr = &c.grs[k]
-		*gr = guardRun{c: c, k: k}
 	} else {
-		gr = &guardRun{c: c, k: k}
+		gr = new(guardRun)
 	}
-	fr.guard = gr
-	owned, err := r.lock(fr)
-	if err != nil {
-		return failedOut(r, err)
-	}
-	gr.call = c.callRecord(r, args)
-	err = r.run(fr, luabind.Callback, g.fn, 1, gr.call, r.invokeFn)
-	r.calls.Put(gr.call)
-	if gr.outTab != nil {
-		r.outs.Put(gr.outTab)
-	}
-	v, reason := verdictOther, ""
-	if err == nil {
-		v, reason = guardVerdict(r, r.st.L.Get(-1))
-		r.st.L.Pop(1)
-	}
-	r.unlock(owned)
-	if err != nil {
-		return failedOut(r, err)
-	}
-	if c.retry {
-		return Outcome{}
-	}
-	switch v {
-	case verdictRetry:
-		if gr.invoked {
-			return gr.out // the rest of the chain ran: a retry would run the core twice
-		}
-		c.retry = true
-		c.retryWhy = reason
-		return Outcome{}
-	case verdictRefuse:
-		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOr(reason, g)}
-	}
-	if gr.invoked {
-		return gr.out
-	}
-	return Outcome{Status: StatusRefused, RefusedBy: ByGuard,
-		Reason: fmt.Sprintf("guard at %s returned without calling invoke or refuse", g.pos)}
+	*gr = guardRun{chain: c, g: g, k: k, args: args}
+	return runGuard(fr, gr)
 }
 
-func reasonOr(reason string, g *guardDecl) string {
-	if reason != "" {
-		return reason
-	}
-	return "refused by the guard at " + g.pos
+// The tool chain as the guard runner sees it (guard.go).
+
+func (c *chain) guardRecord(r *registry, gr *guardRun) *lua.LTable {
+	t := c.callRecord(r, gr.args)
+	gr.argsLV = t.RawGetString("args")
+	return t
 }
 
-// fInvoke is invoke(args?) inside a guard (R4.3).
-func fInvoke(s *luabind.State) int {
-	r := regOf(s)
-	fr := r.top()
-	if fr == nil || fr.guard == nil {
-		s.L.RaiseError("invoke called outside its guard")
-	}
-	gr := fr.guard
+func (c *chain) putRecord(r *registry, t *lua.LTable) { r.calls.Put(t) }
+
+func (c *chain) retrying() bool { return c.retry }
+
+func (c *chain) retryFrom(gr *guardRun, reason string) Outcome {
 	if gr.invoked {
-		s.L.RaiseError("invoke called twice")
+		return gr.out // the rest of the chain ran: a retry would run the core twice
 	}
-	gr.invoked = true
-	if gr.b != nil {
-		gr.out = gr.b.step(gr.k + 1)
-		gr.outTab = outcomeRecord(r, gr.out)
-		s.L.Push(gr.outTab)
-		return 1
-	}
+	c.retry = true
+	c.retryWhy = reason
+	return Outcome{}
+}
+
+// invoke passes invoke's argument, or the guard's call.args as it is now,
+// down the chain (R4.3).
+func (c *chain) invoke(s *luabind.State, gr *guardRun) Outcome {
 	var v lua.LValue
 	if s.L.GetTop() >= 1 {
 		v = s.L.Get(1)
@@ -491,10 +452,7 @@ func fInvoke(s *luabind.State) int {
 	if err != nil {
 		s.L.RaiseError("invoke: the argument is not plain data: %v", err)
 	}
-	gr.out = gr.c.step(gr.k+1, args)
-	gr.outTab = outcomeRecord(r, gr.out)
-	s.L.Push(gr.outTab)
-	return 1
+	return c.step(gr.k+1, args)
 }
 
 // inner runs past the guards: floor (R4.4), :pre (R4.5), core (R4.6), :post (R4.7).
@@ -567,10 +525,7 @@ func (c *chain) core(args any) Outcome {
 	te := c.te
 	if te.host != nil {
 		res, err := c.i.hostCore(c.ctx, te, CoreCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: te.path, Args: args, Marks: slices.Clone(c.marks)})
-		if err != nil {
-			return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err)}
-		}
-		return Outcome{Status: StatusOK, Result: res}
+		return hostOutcome(res, err, "")
 	}
 	d := te.def
 	if err := d.input.check("input", args); err != nil {
@@ -688,90 +643,49 @@ func outcomeTable(st *luabind.State, o Outcome) *lua.LTable {
 	return t
 }
 
-// marker tables for refuse/retry, one metatable per state.
-// verdict classifies what a guard returned: a refusal, a retry, or other.
-type verdict uint8
-
-const (
-	verdictOther verdict = iota
-	verdictRefuse
-	verdictRetry
-)
-
-// guardVerdict reads a guard's return value (with the registry held).
-func guardVerdict(r *registry, ret lua.LValue) (verdict, string) {
-	t, ok := ret.(*lua.LTable)
-	if !ok {
-		return verdictOther, ""
-	}
-	reason := ""
-	if s, ok := t.RawGetString("reason").(lua.LString); ok {
-		reason = string(s)
-	}
-	switch t.Metatable {
-	case r.refuseMT:
-		return verdictRefuse, reason
-	case r.retryMT:
-		return verdictRetry, reason
-	}
-	return verdictOther, ""
-}
-
-func fRefuse(s *luabind.State) int {
-	t := s.L.CreateTable(0, 1)
-	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
-	t.Metatable = regOf(s).refuseMT
-	s.L.Push(t)
-	return 1
-}
-
-func fRetry(s *luabind.State) int {
-	t := s.L.CreateTable(0, 1)
-	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
-	t.Metatable = regOf(s).retryMT
-	s.L.Push(t)
-	return 1
-}
-
-func guardOf(s *luabind.State, name string) *guardRun {
+// toolGuardOf returns the chain of the running tool guard.
+func toolGuardOf(s *luabind.State, name string) *chain {
 	fr := regOf(s).top()
-	if fr == nil || fr.guard == nil || fr.guard.c == nil {
-		s.L.RaiseError("%s is only for tool guards", name)
+	if fr != nil && fr.guard != nil {
+		if c, ok := fr.guard.chain.(*chain); ok {
+			return c
+		}
 	}
-	return fr.guard
+	s.L.RaiseError("%s is only for tool guards", name)
+	return nil
 }
 
 func fMark(s *luabind.State) int {
-	gr := guardOf(s, "mark")
+	c := toolGuardOf(s, "mark")
 	label := s.CheckString("mark", 2)
-	for _, m := range gr.c.marks {
+	for _, m := range c.marks {
 		if m == label {
 			return 0
 		}
 	}
-	gr.c.marks = append(gr.c.marks, label)
-	syncMarks(s, gr)
+	c.marks = append(c.marks, label)
+	syncMarks(s, c)
 	return 0
 }
 
 func fUnmark(s *luabind.State) int {
-	gr := guardOf(s, "unmark")
+	c := toolGuardOf(s, "unmark")
 	label := s.CheckString("unmark", 2)
-	for k, m := range gr.c.marks {
+	for k, m := range c.marks {
 		if m == label {
-			gr.c.marks = append(gr.c.marks[:k], gr.c.marks[k+1:]...)
+			c.marks = append(c.marks[:k], c.marks[k+1:]...)
 			break
 		}
 	}
-	syncMarks(s, gr)
+	syncMarks(s, c)
 	return 0
 }
 
 // syncMarks refreshes call.marks of the call table the guard was given.
-func syncMarks(s *luabind.State, gr *guardRun) {
+func syncMarks(s *luabind.State, c *chain) {
 	if t, ok := s.L.Get(1).(*lua.LTable); ok {
-		marks := s.NewListCap(len(gr.c.marks))
-		for _, m := range gr.c.marks {
+		marks := s.NewListCap(len(c.marks))
+		for _, m := range c.marks {
 			marks.Append(lua.LString(m))
 		}
 		t.RawSetString("marks", marks)
@@ -804,12 +718,9 @@ func (i *Instance) toolFrom(fr *frame, path string, args any) Outcome {
 	if set == nil {
 		return Outcome{Status: StatusFailed, Error: "instance " + i.id + " is not running"}
 	}
-	te := set.toolTable().m[path]
+	te, refusal := i.lookupTool(set, path)
 	if te == nil {
-		return Outcome{Status: StatusFailed, Error: "no tool named " + path}
-	}
-	if !te.allowed {
-		return Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
+		return refusal
 	}
 	return i.runChain(fr.ctx, set, te, ToolCall{Path: path, Args: args}, fr)
 }
