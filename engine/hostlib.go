@@ -75,6 +75,13 @@ func callHost(s *luabind.State, qualified string, method reflect.Value) int {
 	fr.effect()
 	L := s.L
 	n := L.GetTop()
+	for k := 1; k <= n; k++ {
+		// gopher-luar copies a table argument into the method's parameter
+		// type, a table reached from several places each time
+		if err := luabind.CheckSize(L.Get(k), fmt.Sprintf("%s: argument %d", qualified, k)); err != nil {
+			L.RaiseError("%v", err)
+		}
+	}
 	v, err := fr.inst.deliver(fr.ctx, DeliveryLib, qualified, func(context.Context) (res any, err error) {
 		defer func() {
 			if p := recover(); p != nil {

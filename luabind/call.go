@@ -75,6 +75,11 @@ func (s *State) CallContextWithin(ctx context.Context, within time.Duration, a A
 // caller in another state has left; NoCap for none). It returns the
 // script time the call used, for the caller to Spend.
 func (s *State) CallWithin(a Ambient, within time.Duration, fn lua.LValue, nret int, args ...lua.LValue) (time.Duration, error) {
+	if s.pending != nil {
+		// an argument converted for this call went over the data limits
+		// (ToLua): the callback fails without running
+		return 0, s.pendingError()
+	}
 	L := s.L
 	old := s.ambient
 	s.ambient = a
@@ -84,14 +89,19 @@ func (s *State) CallWithin(a Ambient, within time.Duration, fn lua.LValue, nret 
 	err := L.CallByParam(lua.P{Fn: fn, NRet: nret, Protect: true}, args...)
 	cause := s.budget.Err()
 	cancelled := cause != nil
-	if err == nil && cancelled {
+	if err == nil && (cancelled || s.pending != nil) {
 		// past its budget the callback fails, even when the script caught
-		// the cancellation (pcall, xpcall) and returned normally
+		// the cancellation (pcall, xpcall) and returned normally; so does
+		// one during which a conversion went over the data limits
 		if nret > 0 {
 			L.Pop(nret)
 		}
 		err = cause
+		if !cancelled {
+			err = s.pendingError()
+		}
 	}
+	s.pending = nil // taken, or the callback failed already
 	outer, used := s.budget.exit()
 	if outer {
 		L.RemoveContext()

@@ -17,62 +17,146 @@ const maxDepth = 64
 // any Go numeric type become Lua numbers; []any and []string become lists;
 // map[string]any and map[string]string become tables. An empty list gets
 // the list marker so it converts back as a list.
+//
+// The conversion is counted against the data limits (datalimits.go) as it
+// copies, a map or slice reached from several places counted each time it
+// is reached, and nests at most 64 deep (a cycle). Over a limit the value
+// is not made: ToLua returns nil and keeps the error for the state, and
+// the first of these to come fails with it: the engine function that
+// converted a result for the script (the script gets the error where it
+// called), the callback the value was converted for (it fails before it
+// runs: the engine converts a callback's arguments just before running
+// it), or the callback during which it was converted. The error is a
+// *LimitError, errors.Is ErrMemory for a value over the limits.
+// ToLuaChecked returns the error instead.
 func (s *State) ToLua(v any) lua.LValue {
+	c := dataCount{}
+	lv, err := s.toLua(v, &c, 0)
+	if err == nil {
+		return lv
+	}
+	err.Path = "value" + err.Path
+	if s.pending == nil {
+		s.pending = err
+	}
+	return lua.LNil
+}
+
+// ToLuaChecked is ToLua returning the error instead (root names the value
+// in it: "args", "state").
+func (s *State) ToLuaChecked(v any, root string) (lua.LValue, error) {
+	c := dataCount{}
+	lv, err := s.toLua(v, &c, 0)
+	if err != nil {
+		err.Path = root + err.Path
+		return lua.LNil, err
+	}
+	return lv, nil
+}
+
+func (s *State) toLua(v any, c *dataCount, depth int) (lua.LValue, *LimitError) {
+	if c.nodes++; c.nodes > MaxDataNodes {
+		return nil, overNodes()
+	}
 	switch x := v.(type) {
 	case nil:
-		return lua.LNil
+		return lua.LNil, nil
 	case bool:
-		return lua.LBool(x)
+		return lua.LBool(x), nil
 	case float64:
-		return lua.LNumber(x)
+		return lua.LNumber(x), nil
 	case int:
-		return lua.LNumber(x)
+		return lua.LNumber(x), nil
 	case int64:
-		return lua.LNumber(x)
+		return lua.LNumber(x), nil
 	case float32:
-		return lua.LNumber(x)
+		return lua.LNumber(x), nil
 	case int32:
-		return lua.LNumber(x)
+		return lua.LNumber(x), nil
 	case uint64:
-		return lua.LNumber(x)
+		return lua.LNumber(x), nil
 	case string:
-		return lua.LString(x)
+		if err := c.size(x); err != nil {
+			return nil, err
+		}
+		return lua.LString(x), nil
 	case []any:
+		if depth >= maxDepth {
+			return nil, tooDeep()
+		}
 		t := s.L.CreateTable(len(x), 0)
-		for _, e := range x {
-			t.Append(s.ToLua(e))
+		for i, e := range x {
+			lv, err := s.toLua(e, c, depth+1)
+			if err != nil {
+				err.Path = "[" + strconv.Itoa(i+1) + "]" + err.Path
+				return nil, err
+			}
+			t.Append(lv)
 		}
 		if len(x) == 0 {
 			t.Metatable = s.ListMeta
 		}
-		return t
+		return t, nil
 	case []string:
 		t := s.L.CreateTable(len(x), 0)
-		for _, e := range x {
+		for i, e := range x {
+			c.nodes++
+			err := c.size(e)
+			if err == nil && c.nodes > MaxDataNodes {
+				err = overNodes()
+			}
+			if err != nil {
+				err.Path = "[" + strconv.Itoa(i+1) + "]" + err.Path
+				return nil, err
+			}
 			t.Append(lua.LString(e))
 		}
 		if len(x) == 0 {
 			t.Metatable = s.ListMeta
 		}
-		return t
+		return t, nil
 	case map[string]any:
+		if depth >= maxDepth {
+			return nil, tooDeep()
+		}
 		// keys in sorted order: pairs() visits a table in the order its
 		// keys were set, and a Go map's order changes from run to run
 		t := s.L.CreateTable(0, len(x))
 		var buf [16]string
 		for _, k := range SortedKeys(x, buf[:0]) {
-			t.RawSetString(k, s.ToLua(x[k]))
+			err := c.size(k)
+			var lv lua.LValue
+			if err == nil {
+				lv, err = s.toLua(x[k], c, depth+1)
+			}
+			if err != nil {
+				err.Path = "." + k + err.Path
+				return nil, err
+			}
+			t.RawSetString(k, lv)
 		}
-		return t
+		return t, nil
 	case map[string]string:
 		t := s.L.CreateTable(0, len(x))
 		var buf [16]string
 		for _, k := range SortedKeys(x, buf[:0]) {
+			c.nodes++
+			err := c.size(k)
+			if err == nil {
+				err = c.size(x[k])
+			}
+			if err == nil && c.nodes > MaxDataNodes {
+				err = overNodes()
+			}
+			if err != nil {
+				err.Path = "." + k + err.Path
+				return nil, err
+			}
 			t.RawSetString(k, lua.LString(x[k]))
 		}
-		return t
+		return t, nil
 	case lua.LValue:
-		return x
+		return x, nil
 	}
 	// Any other Go value (a host's struct, a typed slice) reaches script as
 	// the plain data of its JSON form: the same value a replay reads back
@@ -80,10 +164,15 @@ func (s *State) ToLua(v any) lua.LValue {
 	if data, err := json.Marshal(v); err == nil {
 		var plain any
 		if json.Unmarshal(data, &plain) == nil {
-			return s.ToLua(plain)
+			c.nodes--
+			return s.toLua(plain, c, depth)
 		}
 	}
-	return lua.LString(fmt.Sprint(v))
+	str := fmt.Sprint(v)
+	if err := c.size(str); err != nil {
+		return nil, err
+	}
+	return lua.LString(str), nil
 }
 
 // SortedKeys appends the keys of m to buf in sorted order. Every table the

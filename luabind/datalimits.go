@@ -45,6 +45,17 @@ type LimitError struct {
 func (e *LimitError) Error() string { return e.Path + ": " + e.Msg }
 func (e *LimitError) Unwrap() error { return e.class }
 
+// pendingError takes the error of a conversion made outside a callback that
+// went over the data limits (ToLua), if any.
+func (s *State) pendingError() error {
+	if s.pending == nil {
+		return nil
+	}
+	err := s.pending
+	s.pending = nil
+	return err
+}
+
 // CheckData counts v as conversion would copy it and checks it is canonical
 // plain data: every string valid UTF-8, every number finite. root names it
 // in the error ("value", "schema").
@@ -57,12 +68,45 @@ func CheckData(v lua.LValue, root string) error {
 	return nil
 }
 
-type dataCount struct{ nodes, bytes int }
+// CheckSize counts v as a conversion would copy it (CheckData without the
+// canonical checks), and refuses tables nested deeper than 64 (a cycle):
+// for values handed to Go code that converts them on its own (a host
+// library's arguments, converted by gopher-luar). root names it.
+func CheckSize(v lua.LValue, root string) error {
+	c := dataCount{sizeOnly: true}
+	if err := c.walk(v, 0); err != nil {
+		err.Path = root + err.Path
+		return err
+	}
+	return nil
+}
 
-func (c *dataCount) str(s string) *LimitError {
+type dataCount struct {
+	nodes, bytes int
+	sizeOnly     bool // count only: no UTF-8 or finiteness checks; depth is an error
+}
+
+// size counts the bytes of s.
+func (c *dataCount) size(s string) *LimitError {
 	c.bytes += len(s)
 	if c.bytes > MaxDataBytes {
 		return &LimitError{Msg: fmt.Sprintf("memory: over the data limit of %d bytes of text (a table reached from several places counts each time)", MaxDataBytes), class: ErrMemory}
+	}
+	return nil
+}
+
+func overNodes() *LimitError {
+	return &LimitError{Msg: fmt.Sprintf("memory: over the data limit of %d values (a table reached from several places counts each time)", MaxDataNodes), class: ErrMemory}
+}
+
+func tooDeep() *LimitError {
+	return &LimitError{Msg: fmt.Sprintf("nested deeper than %d (a cycle?)", maxDepth)}
+}
+
+// str counts the bytes of s and checks it is valid UTF-8.
+func (c *dataCount) str(s string) *LimitError {
+	if err := c.size(s); err != nil {
+		return err
 	}
 	if !utf8.ValidString(s) {
 		return &LimitError{Msg: "a string that is not valid UTF-8; actions, state and results hold text only (encode bytes, e.g. as hex)", class: ErrNotCanonical}
@@ -73,17 +117,23 @@ func (c *dataCount) str(s string) *LimitError {
 func (c *dataCount) walk(v lua.LValue, depth int) *LimitError {
 	c.nodes++
 	if c.nodes > MaxDataNodes {
-		return &LimitError{Msg: fmt.Sprintf("memory: over the data limit of %d values (a table reached from several places counts each time)", MaxDataNodes), class: ErrMemory}
+		return overNodes()
 	}
 	switch x := v.(type) {
 	case lua.LString:
+		if c.sizeOnly {
+			return c.size(string(x))
+		}
 		return c.str(string(x))
 	case lua.LNumber:
-		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+		if f := float64(x); !c.sizeOnly && (math.IsNaN(f) || math.IsInf(f, 0)) {
 			return &LimitError{Msg: fmt.Sprintf("the number %v is not plain data (NaN and infinities are refused)", f), class: ErrNotCanonical}
 		}
 	case *lua.LTable:
 		if depth >= maxDepth {
+			if c.sizeOnly {
+				return tooDeep()
+			}
 			return nil // conversion reports the depth, with its path
 		}
 		var err *LimitError
@@ -92,7 +142,12 @@ func (c *dataCount) walk(v lua.LValue, depth int) *LimitError {
 				return
 			}
 			if ks, ok := k.(lua.LString); ok {
-				if err = c.str(string(ks)); err != nil {
+				if c.sizeOnly {
+					err = c.size(string(ks))
+				} else {
+					err = c.str(string(ks))
+				}
+				if err != nil {
 					err.Path = "." + strconv.Quote(string(ks)) + err.Path
 					return
 				}

@@ -126,7 +126,12 @@ func sharedFunc(f *Func) lua.LGFunction {
 			s.budget.suspend()
 			defer s.budget.resume()
 		}
-		return f.Fn(s)
+		n := f.Fn(s)
+		if s.pending != nil {
+			// a result converted for the script went over the data limits
+			L.RaiseError("%s: %s", f.LuaName(), s.pendingError().Error())
+		}
+		return n
 	}
 }
 

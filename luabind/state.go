@@ -62,6 +62,10 @@ type State struct {
 	print func(string)
 	// protected counts the protected calls running (protect.go).
 	protected int
+	// pending is the error of a conversion into this state that went over
+	// the data limits outside a callback; the next callback fails with it
+	// (convert.go).
+	pending *LimitError
 }
 
 // maxRep bounds string.rep's result: a single built-in call cannot be
