@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,46 @@ define.tool("g/nested", function(ctx, args) local o = call.tool("nope/x", {}) re
 	}
 	if nested.Status != StatusOK || nested.Result != host.Error {
 		t.Fatalf("nested call/tool saw %#v, the host %q", nested.Result, host.Error)
+	}
+}
+
+// R4.3: arguments a guard passes on untouched are not converted back: the
+// core gets the host's own value; an edit in place, or a new argument, is
+// converted and seen by the core, and the host's value stays as it was.
+func TestInvokeKeepsUntouchedArgs(t *testing.T) {
+	e := testEngine(t, chainCfg, map[string]string{"g.lua": `
+guard.tool("fs/plain", function(c, invoke) return invoke() end)
+guard.tool("fs/passed", function(c, invoke) return invoke(c.args) end)
+guard.tool("fs/edited", function(c, invoke) c.args.path = "/b" return invoke() end)
+guard.tool("fs/new", function(c, invoke) return invoke({path = c.args.path, limit = c.args.limit}) end)`})
+	var got any
+	core := func(_ context.Context, c CoreCall) (any, error) { got = c.Args; return "ok", nil }
+	for _, p := range []string{"fs/plain", "fs/passed", "fs/edited", "fs/new"} {
+		e.RegisterTool(HostTool{Path: p, Effects: []string{"read"}, Core: core})
+	}
+	i := start(t, e, "a", "main")
+	same := func(a, b any) bool {
+		ma, ok1 := a.(map[string]any)
+		mb, ok2 := b.(map[string]any)
+		return ok1 && ok2 && reflect.ValueOf(ma).Pointer() == reflect.ValueOf(mb).Pointer()
+	}
+	for _, c := range []struct {
+		path     string
+		kept     bool
+		wantPath string
+	}{{"fs/plain", true, "/a"}, {"fs/passed", true, "/a"}, {"fs/edited", false, "/b"}, {"fs/new", false, "/a"}} {
+		args := map[string]any{"path": "/a", "limit": 3.0}
+		if out := i.Tool(context.Background(), ToolCall{Path: c.path, Args: args}); out.Status != StatusOK {
+			t.Fatalf("%s: %+v", c.path, out)
+		}
+		if same(got, args) != c.kept {
+			t.Errorf("%s: the core got the host's own value: %v, want %v", c.path, same(got, args), c.kept)
+		}
+		if m, _ := got.(map[string]any); m["path"] != c.wantPath || m["limit"] != 3.0 {
+			t.Errorf("%s: the core got %#v", c.path, got)
+		}
+		if args["path"] != "/a" {
+			t.Errorf("%s: the host's value changed: %#v", c.path, args)
+		}
 	}
 }

@@ -22,7 +22,7 @@ func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	t := r.calls.Get(st.L, callFields)
 	luabind.SetField(t, "path", c.te.pathLV)
 	if args != nil {
-		t.RawSetString("args", st.ToLua(args))
+		t.RawSetString("args", c.argsValue(r, args))
 	} else {
 		luabind.SetField(t, "args", lua.LNil)
 	}
@@ -39,6 +39,21 @@ func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	luabind.SetField(t, "instance", c.i.idLV)
 	luabind.SetField(t, "call_id", c.callIDLV)
 	return t
+}
+
+// argsValue is a call's argument as a Lua value of r's state: a string is
+// boxed once per chain and shared by every handler (Lua strings cannot be
+// changed); anything else is converted for each handler, which gets its
+// own copy.
+func (c *chain) argsValue(r *registry, args any) lua.LValue {
+	if s, ok := args.(string); ok {
+		if lv, ok := c.argsLV.(lua.LString); ok && string(lv) == s {
+			return c.argsLV
+		}
+		c.argsLV = lua.LString(s)
+		return c.argsLV
+	}
+	return r.st.ToLua(args)
 }
 
 // outcomeRecord fills a pooled outcome record (absent fields stay nil).

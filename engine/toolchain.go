@@ -253,19 +253,23 @@ var floorPassed any = json.RawMessage(`{"reason":"","refused":false}`)
 
 // chain is one call's walk through guards, floor, hooks and core.
 type chain struct {
-	i       *Instance
-	set     *regSet
-	te      *toolEntry
-	ctx     context.Context
-	parent  *frame
-	callID  string
-	raw     any
+	i      *Instance
+	set    *regSet
+	te     *toolEntry
+	ctx    context.Context
+	parent *frame
+	callID string
+	// args is the call's argument as plain data (the host's value itself
+	// when it is plain already): what the first guard is given, never
+	// changed by the engine
+	args    any
 	attempt int
 	marks   []string
 
 	seq       int64 // nested call ids under callID
 	thread    *thread
 	callIDLV  lua.LValue
+	argsLV    lua.LValue  // a string argument, boxed once (argsValue)
 	grs       [3]guardRun // the first guards' runs, without an allocation each
 	frs       [5]frame    // the first frames of the chain, likewise
 	nfrs      int
@@ -290,7 +294,7 @@ func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c T
 func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame, ext *external) Outcome {
 	ch := chains.Get().(*chain)
 	defer chains.Put(ch)
-	*ch = chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, raw: c.Args, ext: ext}
+	*ch = chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, args: luabind.Plain(c.Args), ext: ext}
 	ch.retries = &ch.ownRetries
 	if parent != nil && parent.retries != nil {
 		ch.retries = parent.retries // one retry budget per lineage (R5.7)
@@ -328,7 +332,7 @@ func (c *chain) run() Outcome {
 	for c.attempt = 1; ; c.attempt++ {
 		c.marks = c.marks[:0]
 		c.retry, c.floorSaw, c.floorArgs = false, false, nil
-		out = c.step(0, CopyPlain(c.raw))
+		out = c.step(0, c.args)
 		if !c.retry {
 			break
 		}
@@ -448,9 +452,13 @@ func (c *chain) invoke(s *luabind.State, gr *guardRun) Outcome {
 	} else {
 		v = gr.call.RawGetString("args")
 	}
-	args, err := s.FromLua(v)
-	if err != nil {
-		s.L.RaiseError("invoke: the argument is not plain data: %v", err)
+	args := gr.args
+	if v != gr.argsLV || !s.Unchanged(v, args) {
+		// the guard passed something else, or changed what it was given
+		var err error
+		if args, err = s.FromLua(v); err != nil {
+			s.L.RaiseError("invoke: the argument is not plain data: %v", err)
+		}
 	}
 	return c.step(gr.k+1, args)
 }
