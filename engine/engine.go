@@ -130,8 +130,8 @@ type Engine struct {
 	toolsGen  atomic.Int64
 	instances map[string]*Instance
 	owners    *ownerCache
-	calls     *callsBehind // query call records on their way to the store
-	workers   *workerPool  // run boundary hooks of several registries at once
+	calls     *queryRecords // query call records made outside turns (memory only)
+	workers   *workerPool   // run boundary hooks of several registries at once
 	seq       atomic.Int64
 	// liveStates counts the Lua states of this engine's registries that are
 	// open (tests watch it for leaks).
@@ -223,7 +223,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		e.st, e.owns = st, true
 	}
 	e.owners = newOwnerCache()
-	e.calls = newCallsBehind(e.st)
+	e.calls = newQueryRecords()
 	e.workers = newWorkerPool(64)
 	if lim := o.Config.Engine.MemoryLimit; lim > 0 {
 		e.watchdog = luabind.NewWatchdog(uint64(lim))
@@ -243,7 +243,6 @@ func (e *Engine) Close() error {
 	for _, i := range insts {
 		i.release()
 	}
-	e.calls.flush()
 	e.workers.close()
 	if e.watchdog != nil {
 		e.watchdog.Close()

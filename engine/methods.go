@@ -103,11 +103,19 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 	first := i.firstRevs(ctx, set)
 	out := mc.run()
 	if s := i.sess.Load(); s != nil {
-		// also outside a turn, for recordings; flushed with the next boundary then
-		s.journal(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: c.Input, CallID: out.CallID, Auth: c.HostAuthority,
-			Status: out.Status, Result: out.Result, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, Revs: first})
+		// also outside a turn, for recordings; written behind the call then
+		// (durable by the next boundary), so with copies the host cannot
+		// change before they are encoded
+		in, res := c.Input, out.Result
+		if !s.journaling.Load() {
+			in, res = CopyPlain(in), CopyPlain(res)
+		}
+		s.journal(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: in, CallID: out.CallID, Auth: c.HostAuthority,
+			Status: out.Status, Result: res, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, Revs: first})
 	}
-	if s := i.sess.Load(); s != nil && (s.journaling.Load() || s.j.Pending() >= maxUnflushed) {
+	if s := i.sess.Load(); s != nil && !s.journaling.Load() && s.rp == nil && s.j.Pending() >= maxUnflushed {
+		s.j.WriteBehind() // outside a turn: durable by the next boundary
+	} else if s != nil && s.journaling.Load() {
 		if err := s.flush(ctx); err != nil && out.Status == StatusOK {
 			out = MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID, Revision: out.Revision, Err: wrapErr(CodeStore, err, "")}
 		}
@@ -454,16 +462,12 @@ func (mc *methodCall) behind() bool {
 	return s == nil || s.quiet()
 }
 
-// recordBehind records a query's result under its call id without waiting
-// for the store (callsbehind.go).
+// recordBehind records a query's result under its call id in memory
+// only: a query outside a turn writes nothing (callsbehind.go).
 func (mc *methodCall) recordBehind(o ownerRef, call *store.CallRecord, result any, rev int64) MethodOutcome {
 	rec := *call
 	rec.Revision = rev
-	queued, err := mc.i.e.calls.add(o.log, rec)
-	if !queued {
-		return mc.record(o, call, result, rev)
-	}
-	if err != nil {
+	if err := mc.i.e.calls.add(o.log, rec); err != nil {
 		if out, ok := appendError(err, call); ok {
 			return mc.current(o, out)
 		}

@@ -145,6 +145,8 @@ func (j *Journal) AddBehind(es ...Entry) {
 	j.mu.Lock()
 	j.buf = append(j.buf, es...)
 	switch {
+	case len(j.buf) == 0:
+		j.mu.Unlock()
 	case len(j.buf) >= maxBehind:
 		j.mu.Unlock()
 		_ = j.Flush(context.Background()) // an error stays buffered: the next Flush reports it
@@ -155,6 +157,12 @@ func (j *Journal) AddBehind(es ...Entry) {
 	default:
 		j.mu.Unlock()
 	}
+}
+
+// WriteBehind has the buffered entries written in the background, as
+// AddBehind does: durable at the latest when the next Flush returns.
+func (j *Journal) WriteBehind() {
+	j.AddBehind()
 }
 
 // drain writes buffered entries until none is left. A failed write puts its

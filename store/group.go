@@ -139,6 +139,7 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) (ok, wrote bo
 		return fail(s.err("append to", err))
 	}
 	defer tx.Rollback()
+	h0, ok0 := s.shm.header()
 	for _, q := range batch {
 		q.n, q.err = s.appendTx(ctx, tx, q)
 		var r *refusal
@@ -151,7 +152,16 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) (ok, wrote bo
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		s.cache.invalidate()
 		return fail(s.err("append to", err))
 	}
+	h1, ok1 := s.shm.header()
+	s.cache.committed(h0, ok0, h1, ok1, wrote, func() {
+		for _, q := range batch {
+			if q.err == nil {
+				s.cache.appendedLocked(q.log, q.n-int64(len(q.entries)), q.n, q.entries)
+			}
+		}
+	})
 	return true, wrote
 }

@@ -46,6 +46,8 @@ type SQLite struct {
 
 	group committer // appends waiting together, committed together
 	wal   walSync   // flushes of the WAL
+	shm   shmFile   // the WAL-index header: has anything committed?
+	cache readCache // what was read or written, while nothing committed
 }
 
 var _ Store = (*SQLite)(nil)
@@ -113,7 +115,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 
 	s := &SQLite{path: path}
-	s.wal.path = abs
+	s.wal.path, s.shm.path = abs, abs
 	ok := false
 	defer func() {
 		if !ok {
@@ -310,9 +312,9 @@ func (s *SQLite) err(op string, err error) error {
 // PutBlob implements Store.
 func (s *SQLite) PutBlob(ctx context.Context, data []byte) (string, error) {
 	sha := blobHash(data)
-	err := s.write(func() error {
-		_, err := s.w.ExecContext(ctx, `INSERT INTO blobs (sha, data) VALUES (?, ?) ON CONFLICT (sha) DO NOTHING`, sha, nonNil(data))
-		return err
+	err := s.writeTx(ctx, func(tx *sql.Tx) (bool, func(), error) {
+		res, err := tx.ExecContext(ctx, `INSERT INTO blobs (sha, data) VALUES (?, ?) ON CONFLICT (sha) DO NOTHING`, sha, nonNil(data))
+		return wroteRows(res, err, func() { s.cache.setBlobLocked(sha, cached{data: data}) })
 	})
 	if err != nil {
 		return "", s.err("put blob in", err)
@@ -322,90 +324,108 @@ func (s *SQLite) PutBlob(ctx context.Context, data []byte) (string, error) {
 
 // GetBlob implements Store.
 func (s *SQLite) GetBlob(ctx context.Context, sha string) ([]byte, error) {
+	h, ok := s.shm.header()
+	if ok {
+		if c, hit := s.cache.getBlob(h, sha); hit {
+			if c.missing {
+				return nil, blobNotFound(sha)
+			}
+			return c.data, nil
+		}
+	}
 	var data []byte
 	err := s.rGetBlob.QueryRowContext(ctx, sha).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, blobNotFound(sha)
-	}
-	if err != nil {
+	missing := errors.Is(err, sql.ErrNoRows)
+	if err != nil && !missing {
 		return nil, s.err("get blob from", err)
+	}
+	if s.unchanged(h, ok) {
+		s.cache.learnBlob(h, sha, cached{data: data, missing: missing})
+	}
+	if missing {
+		return nil, blobNotFound(sha)
 	}
 	return nonNil(data), nil
 }
 
 // DeleteBlob implements Store.
 func (s *SQLite) DeleteBlob(ctx context.Context, sha string) error {
-	return s.err("delete blob from", s.write(func() error {
-		_, err := s.w.ExecContext(ctx, `DELETE FROM blobs WHERE sha = ?`, sha)
-		return err
+	return s.err("delete blob from", s.writeTx(ctx, func(tx *sql.Tx) (bool, func(), error) {
+		res, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE sha = ?`, sha)
+		return wroteRows(res, err, func() { s.cache.setBlobLocked(sha, cached{missing: true}) })
 	}))
 }
 
 // GetRecord implements Store.
 func (s *SQLite) GetRecord(ctx context.Context, kind, key string) ([]byte, error) {
+	h, ok := s.shm.header()
+	if ok {
+		if c, hit := s.cache.getRecord(h, kind, key); hit {
+			if c.missing {
+				return nil, recordNotFound(kind, key)
+			}
+			return c.data, nil
+		}
+	}
 	var v []byte
 	err := s.rGetRecord.QueryRowContext(ctx, kind, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, recordNotFound(kind, key)
-	}
-	if err != nil {
+	missing := errors.Is(err, sql.ErrNoRows)
+	if err != nil && !missing {
 		return nil, s.err("get record from", err)
+	}
+	if s.unchanged(h, ok) {
+		s.cache.learnRecord(h, kind, key, cached{data: v, missing: missing})
+	}
+	if missing {
+		return nil, recordNotFound(kind, key)
 	}
 	return nonNil(v), nil
 }
 
 // PutRecord implements Store.
 func (s *SQLite) PutRecord(ctx context.Context, kind, key string, value []byte) error {
-	return s.err("put record in", s.write(func() error {
-		_, err := s.w.ExecContext(ctx, `INSERT INTO records (kind, key, value) VALUES (?, ?, ?)
+	return s.err("put record in", s.writeTx(ctx, func(tx *sql.Tx) (bool, func(), error) {
+		res, err := tx.ExecContext(ctx, `INSERT INTO records (kind, key, value) VALUES (?, ?, ?)
 		ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value`, kind, key, nonNil(value))
-		return err
+		return wroteRows(res, err, func() { s.cache.setRecordLocked(kind, key, cached{data: value}) })
 	}))
 }
 
 // PutRecordIfAbsent implements Store.
 func (s *SQLite) PutRecordIfAbsent(ctx context.Context, kind, key string, value []byte) (stored []byte, created bool, err error) {
-	err = s.write(func() error {
-		stored, created, err = s.putRecordIfAbsent(ctx, kind, key, value)
-		return err
+	err = s.writeTx(ctx, func(tx *sql.Tx) (bool, func(), error) {
+		stored, created, err = s.putRecordIfAbsent(ctx, tx, kind, key, value)
+		return created, func() { s.cache.setRecordLocked(kind, key, cached{data: stored}) }, err
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, false, s.err("put record in", err)
 	}
 	return stored, created, nil
 }
 
-func (s *SQLite) putRecordIfAbsent(ctx context.Context, kind, key string, value []byte) ([]byte, bool, error) {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, false, s.err("put record in", err)
-	}
-	defer tx.Rollback()
+func (s *SQLite) putRecordIfAbsent(ctx context.Context, tx *sql.Tx, kind, key string, value []byte) ([]byte, bool, error) {
 	res, err := tx.ExecContext(ctx, `INSERT INTO records (kind, key, value) VALUES (?, ?, ?)
 		ON CONFLICT (kind, key) DO NOTHING`, kind, key, nonNil(value))
 	if err != nil {
-		return nil, false, s.err("put record in", err)
+		return nil, false, err
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return nil, false, s.err("put record in", err)
+		return nil, false, err
 	} else if n == 1 {
-		if err := tx.Commit(); err != nil {
-			return nil, false, s.err("put record in", err)
-		}
 		return clone(value), true, nil
 	}
 	var stored []byte
 	if err := tx.QueryRowContext(ctx, `SELECT value FROM records WHERE kind = ? AND key = ?`, kind, key).Scan(&stored); err != nil {
-		return nil, false, s.err("put record in", err)
+		return nil, false, err
 	}
 	return nonNil(stored), false, nil
 }
 
 // DeleteRecord implements Store.
 func (s *SQLite) DeleteRecord(ctx context.Context, kind, key string) error {
-	return s.err("delete record from", s.write(func() error {
-		_, err := s.w.ExecContext(ctx, `DELETE FROM records WHERE kind = ? AND key = ?`, kind, key)
-		return err
+	return s.err("delete record from", s.writeTx(ctx, func(tx *sql.Tx) (bool, func(), error) {
+		res, err := tx.ExecContext(ctx, `DELETE FROM records WHERE kind = ? AND key = ?`, kind, key)
+		return wroteRows(res, err, func() { s.cache.setRecordLocked(kind, key, cached{missing: true}) })
 	}))
 }
 
@@ -482,11 +502,36 @@ func (s *SQLite) appendTx(ctx context.Context, tx *sql.Tx, q *appendReq) (n int6
 
 // Read implements Store.
 func (s *SQLite) Read(ctx context.Context, log string, after int64, limit int) ([]Entry, error) {
+	after = max(after, 0)
+	h, ok := s.shm.header()
+	if ok {
+		if es, hit := s.cache.read(h, log, after, limit); hit {
+			return es, nil
+		}
+	}
+	out, err := s.read(ctx, log, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	// Learn the tail when the read went to the end of the log: it returned
+	// fewer entries than asked, and at least one (or the log is empty), so
+	// its length is known.
+	if (limit <= 0 || len(out) < limit) && (len(out) > 0 || after == 0) && s.unchanged(h, ok) {
+		n := after
+		if len(out) > 0 {
+			n = out[len(out)-1].Seq
+		}
+		s.cache.learnTail(h, log, after, n, out)
+	}
+	return out, nil
+}
+
+func (s *SQLite) read(ctx context.Context, log string, after int64, limit int) ([]Entry, error) {
 	lim := int64(-1) // SQLite: a negative LIMIT is none
 	if limit > 0 {
 		lim = int64(limit)
 	}
-	rows, err := s.rRead.QueryContext(ctx, log, max(after, 0), lim)
+	rows, err := s.rRead.QueryContext(ctx, log, after, lim)
 	if err != nil {
 		return nil, s.err("read", err)
 	}
@@ -505,11 +550,30 @@ func (s *SQLite) Read(ctx context.Context, log string, after int64, limit int) (
 
 // Length implements Store.
 func (s *SQLite) Length(ctx context.Context, log string) (int64, error) {
+	h, ok := s.shm.header()
+	if ok {
+		if n, hit := s.cache.length(h, log); hit {
+			return n, nil
+		}
+	}
 	var n int64
 	if err := s.rLength.QueryRowContext(ctx, log).Scan(&n); err != nil {
 		return 0, s.err("read the length of a log in", err)
 	}
+	if s.unchanged(h, ok) {
+		s.cache.learnTail(h, log, n, n, nil)
+	}
 	return n, nil
+}
+
+// unchanged reports whether the WAL-index header is still h (read, with
+// ok, before a read of SQLite): the read saw the state at h.
+func (s *SQLite) unchanged(h walHeader, ok bool) bool {
+	if !ok {
+		return false
+	}
+	h2, ok2 := s.shm.header()
+	return ok2 && h2 == h
 }
 
 // Truncate implements Store.
@@ -517,42 +581,36 @@ func (s *SQLite) Truncate(ctx context.Context, log string, n int64) error {
 	if err := checkTruncate(n); err != nil {
 		return err
 	}
-	return s.write(func() error { return s.truncate(ctx, log, n) })
+	return s.err("truncate a log in", s.writeTx(ctx, func(tx *sql.Tx) (bool, func(), error) {
+		return true, func() { s.cache.droppedLocked(log) }, s.truncate(ctx, tx, log, n)
+	}))
 }
 
-func (s *SQLite) truncate(ctx context.Context, log string, n int64) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return s.err("truncate a log in", err)
-	}
-	defer tx.Rollback()
+func (s *SQLite) truncate(ctx context.Context, tx *sql.Tx, log string, n int64) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM logs WHERE log = ? AND seq > ?`, log, n); err != nil {
-		return s.err("truncate a log in", err)
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM calls WHERE log = ? AND revision > ?`, log, n); err != nil { // R5.9
-		return s.err("truncate a log in", err)
+		return err
 	}
-	return s.err("truncate a log in", tx.Commit())
+	return nil
 }
 
 // DeleteLog implements Store.
 func (s *SQLite) DeleteLog(ctx context.Context, log string) error {
-	return s.write(func() error { return s.deleteLog(ctx, log) })
+	return s.err("delete a log from", s.writeTx(ctx, func(tx *sql.Tx) (bool, func(), error) {
+		return true, func() { s.cache.droppedLocked(log) }, s.deleteLog(ctx, tx, log)
+	}))
 }
 
-func (s *SQLite) deleteLog(ctx context.Context, log string) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return s.err("delete a log from", err)
-	}
-	defer tx.Rollback()
+func (s *SQLite) deleteLog(ctx context.Context, tx *sql.Tx, log string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM logs WHERE log = ?`, log); err != nil {
-		return s.err("delete a log from", err)
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM calls WHERE log = ?`, log); err != nil {
-		return s.err("delete a log from", err)
+		return err
 	}
-	return s.err("delete a log from", tx.Commit())
+	return nil
 }
 
 // GetCall implements Store.
@@ -585,7 +643,7 @@ func (s *SQLite) Close() error {
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
-	errs = append(errs, s.wal.close())
+	errs = append(errs, s.wal.close(), s.shm.close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: close %s: %w", s.path, err)
 	}

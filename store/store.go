@@ -12,6 +12,9 @@
 //     so an Append is on disk when it returns; appends waiting together
 //     share one commit and one flush (group commit), and the flush runs
 //     outside the writer's lock, beside the next group's transaction.
+//     Reads of what the store just wrote or read are served from memory
+//     while SQLite's WAL-index header shows that nothing committed since
+//     (readcache.go).
 //   - Postgres, a server store several hosts can share: tables named
 //     attune_*, appends to one log serialized by a transaction-scoped
 //     advisory lock.

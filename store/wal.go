@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"io/fs"
 	"os"
@@ -125,15 +127,52 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// write runs one write transaction of the store (fn commits or rolls back)
-// and returns once what it committed, and what it read, is durable.
-func (s *SQLite) write(fn func() error) error {
+// writeTx runs fn in one write transaction of the store (BEGIN IMMEDIATE:
+// the write lock is held from the start) and commits it, moving the read
+// cache over the commit (readcache.go): fn reports whether it changed
+// anything and what the cache takes from it. It returns once what it
+// committed, and what it read, is durable.
+func (s *SQLite) writeTx(ctx context.Context, fn func(tx *sql.Tx) (wrote bool, apply func(), err error)) error {
 	s.wal.mu.Lock()
-	err := fn()
+	err := s.commitTx(ctx, fn)
 	seq := s.wal.committed.Add(1)
 	s.wal.mu.Unlock()
 	if serr := s.wal.syncThrough(seq); serr != nil && err == nil {
 		err = serr
 	}
 	return err
+}
+
+// commitTx runs fn in a transaction and commits it; s.wal.mu is held.
+func (s *SQLite) commitTx(ctx context.Context, fn func(tx *sql.Tx) (wrote bool, apply func(), err error)) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	h0, ok0 := s.shm.header()
+	wrote, apply, err := fn(tx)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		s.cache.invalidate()
+		return err
+	}
+	h1, ok1 := s.shm.header()
+	s.cache.committed(h0, ok0, h1, ok1, wrote, apply)
+	return nil
+}
+
+// wroteRows is the report of a one-statement write for writeTx: whether
+// it changed a row, and apply when it did.
+func wroteRows(res sql.Result, err error, apply func()) (bool, func(), error) {
+	if err != nil {
+		return false, nil, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, nil, err
+	}
+	return n > 0, apply, nil
 }
