@@ -33,6 +33,7 @@ type budget struct {
 	starts   []time.Duration // what each open frame started with
 	running  bool            // the top frame's clock is ticking
 	deadline time.Time
+	stopped  int64 // the watchdog's sample count when the clock last stopped (watchdog.go)
 }
 
 func newBudget(limit time.Duration) *budget {
@@ -65,10 +66,19 @@ func (b *budget) cancelHost(cause error) { b.cancel(&CancelError{Cause: cause}) 
 // cancel fires the budget of a running callback for cause; it reports
 // whether a callback was running.
 func (b *budget) cancel(cause error) bool {
+	return b.cancelIf(cause, -1)
+}
+
+// cancelIf is cancel for a callback whose script ran (its clock ticked)
+// since the watchdog's sample number since; since < 0 is any callback.
+func (b *budget) cancelIf(cause error, since int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.frames) == 0 || b.fired {
 		return false
+	}
+	if since >= 0 && !b.running && b.stopped < since {
+		return false // waiting (host work, another state) since before then
 	}
 	b.fired, b.cause = true, cause
 	close(b.done)
@@ -125,6 +135,14 @@ func (b *budget) pauseLocked(now time.Time) {
 	}
 	b.running = false
 	b.frames[len(b.frames)-1] = b.deadline.Sub(now)
+	b.stoppedLocked()
+}
+
+// stoppedLocked notes when the clock stopped, for the watchdog.
+func (b *budget) stoppedLocked() {
+	if b.wd != nil {
+		b.stopped = b.wd.samples.Load()
+	}
 }
 
 // NoCap is CallWithin's "no limit but the state's own budget".
@@ -163,6 +181,7 @@ func (b *budget) exit() (bool, time.Duration) {
 	if b.running {
 		b.running = false
 		rem = b.deadline.Sub(now)
+		b.stoppedLocked()
 	}
 	used := max(b.starts[top]-rem, 0)
 	b.frames = b.frames[:top]

@@ -17,9 +17,13 @@ var ErrMemoryLimit = fmt.Errorf("cancelled: %w limit (the host's heap went over 
 // no allocation hook, and some allocations no built-in cap can see (`s = s
 // .. s` in a loop, a table grown key by key), so while any callback of the
 // states it watches runs, the watchdog samples the Go heap every Interval;
-// over Limit, it cancels every running callback (they fail with
-// ErrMemoryLimit, as a spent budget does: the states stay usable) and runs
-// a collection so that the memory they held is given back.
+// over Limit, it cancels the running callbacks whose script ran since the
+// sample before last (they fail with ErrMemoryLimit, as a spent budget
+// does: the states stay usable; one that waited for host work all along is
+// spared, unless none ran or the heap is still over at the next sample,
+// and then all are cancelled) and runs a collection so that the memory
+// they held is given back. Go counts its heap for the whole process only,
+// so callbacks that ran in the same window share the cancellation.
 //
 // The cost to a callback is two atomic adds; sampling runs on the
 // watchdog's own goroutine, and only while callbacks run. One Watchdog
@@ -36,6 +40,9 @@ type Watchdog struct {
 	done   chan struct{}
 	// Cancels counts the callbacks cancelled so far.
 	cancels atomic.Int64
+	// samples counts the samples taken; a budget notes it when its clock
+	// stops, so the watchdog can tell which callbacks ran lately.
+	samples atomic.Int64
 }
 
 // WatchdogInterval is how often a Watchdog samples the heap while
@@ -113,6 +120,7 @@ func (w *Watchdog) loop() {
 			return
 		case <-t.C:
 		}
+		now := w.samples.Add(1)
 		over := heapBytes(sample) > w.limit
 		if over && cancelled {
 			// What the callbacks cancelled last time built may still be
@@ -125,18 +133,39 @@ func (w *Watchdog) loop() {
 			cancelled = false
 			continue
 		}
-		cancelled = true
-		w.mu.Lock()
-		n := 0
-		for b := range w.states {
-			if b.cancel(ErrMemoryLimit) {
-				n++
-			}
+		// Only a callback whose script ran since the sample before last
+		// can have grown the heap since: those are cancelled, and a
+		// callback that waited all that time (for host work, or for a
+		// nested call into another state, which is judged on its own) is
+		// left alone. If none ran, or the heap is still over right after
+		// a cancellation (the memory is held by a waiting callback, or a
+		// cancelled one has not unwound yet), every callback is cancelled.
+		since := now - 2
+		if cancelled {
+			since = -1
 		}
-		w.mu.Unlock()
+		cancelled = true
+		n := w.cancelAll(since)
+		if n == 0 && since >= 0 {
+			n = w.cancelAll(-1)
+		}
 		w.cancels.Add(int64(n))
 		// What the cancelled callbacks built is garbage now: collect it, so
 		// the next sample does not cancel callbacks that did nothing wrong.
 		runtime.GC()
 	}
+}
+
+// cancelAll cancels the callbacks that ran since sample number since (all
+// of them for since < 0) and reports how many.
+func (w *Watchdog) cancelAll(since int64) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for b := range w.states {
+		if b.cancelIf(ErrMemoryLimit, since) {
+			n++
+		}
+	}
+	return n
 }

@@ -1,0 +1,74 @@
+package luabind
+
+import (
+	"errors"
+	"runtime"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+// watchedPair is two states under one watchdog whose limit is the heap now
+// plus 64 MiB; the first has host.wait, which waits (as host work does,
+// its clock stopped) until release is closed.
+func watchedPair(t *testing.T) (w *Watchdog, a, b *State, entered, release chan struct{}) {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	w = NewWatchdog(heapBytes(s) + 64<<20)
+	t.Cleanup(w.Close)
+	entered, release = make(chan struct{}), make(chan struct{})
+	a = NewState(Options{Budget: 20 * time.Second, Watchdog: w})
+	b = NewState(Options{Budget: 20 * time.Second, Watchdog: w})
+	t.Cleanup(a.Close)
+	t.Cleanup(b.Close)
+	a.Open(NewLibrary([]*Func{{Name: "host/wait", Ambients: Callback, Leaves: true, Fn: func(s *State) int {
+		close(entered)
+		<-release
+		return 0
+	}}}))
+	return w, a, b, entered, release
+}
+
+// R1.11: over the memory limit the watchdog cancels the callbacks that ran
+// lately, not one that has been waiting for host work all along: another
+// state's `s = s .. s` fails with the memory limit, the waiting callback
+// finishes as usual.
+func TestWatchdogSparesWaitingCallbacks(t *testing.T) {
+	w, a, b, entered, release := watchedPair(t)
+	done := make(chan error, 1)
+	go func() { done <- run(t, a, Callback, `local before = "kept" host.wait() assert(before == "kept")`) }()
+	<-entered
+	time.Sleep(20 * time.Millisecond) // several samples go by while it waits
+	err := run(t, b, Callback, `local s = "x" while true do s = s .. s end`)
+	if !errors.Is(err, ErrMemoryLimit) {
+		t.Fatalf("the hog: %v", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting callback was cancelled too: %v", err)
+	}
+	if n := w.Cancels(); n != 1 {
+		t.Fatalf("%d callbacks cancelled, want 1", n)
+	}
+}
+
+// When no callback ran lately, the memory can only be held by the waiting
+// ones (or the host): every callback is cancelled, as before.
+func TestWatchdogCancelsWaitingCallbacksWhenNoneRan(t *testing.T) {
+	_, a, _, entered, release := watchedPair(t)
+	done := make(chan error, 1)
+	go func() { done <- run(t, a, Callback, `host.wait() local n = 0 for i = 1, 10 do n = n + i end`) }()
+	<-entered
+	time.Sleep(20 * time.Millisecond)
+	hold := make([]byte, 128<<20) // over the limit, and no script is running
+	for i := range hold {
+		hold[i] = byte(i)
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	err := <-done
+	runtime.KeepAlive(hold)
+	if !errors.Is(err, ErrMemoryLimit) {
+		t.Fatalf("the waiting callback: %v", err)
+	}
+}
