@@ -62,6 +62,17 @@ ceiling = ["read"]
 		{"proxy-guard-memory", []string{bin, "mcp", "--config", conf("memory"), "--name", "fs", "--", "node", server, work}},
 		{"proxy-guard-sqlite", []string{bin, "mcp", "--config", conf("sqlite"), "--name", "fs", "--", "node", server, work}},
 	}
+	if base := os.Getenv("ATTUNE_MCP_BASELINE"); base != "" { // as in BenchmarkToolCallPaired
+		cases = append(cases,
+			struct {
+				name string
+				cmd  []string
+			}{"base-guard-memory", []string{base, "mcp", "--config", conf("memory"), "--name", "fs", "--", "node", server, work}},
+			struct {
+				name string
+				cmd  []string
+			}{"base-guard-sqlite", []string{base, "mcp", "--config", conf("sqlite"), "--name", "fs", "--", "node", server, work}})
+	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
@@ -96,10 +107,15 @@ ceiling = ["read"]
 }
 
 // BenchmarkToolCallPaired calls the same three ways in turn within each
-// iteration (direct, through the proxy on the memory store, on SQLite), so
-// that the load of a shared machine falls on all three alike, and reports
+// iteration (direct, through the proxy on the memory store, on SQLite, in
+// an order that turns), so that the load of a shared machine falls on all
+// three alike, and reports
 // the median of each way, the medians' ratios to direct and the medians'
-// additions over direct.
+// additions over direct, and the CPU each way's spawned process used per
+// call (the server for direct; attune alone, not its server, for the
+// proxy). With ATTUNE_MCP_BASELINE set to another build of
+// attune, that build's proxy runs too (base-memory, base-sqlite), so that
+// two versions compare in one run.
 //
 //	go test ./mcpproxy -run XXX -bench ToolCallPaired -count 3 -benchtime 2000x
 func BenchmarkToolCallPaired(b *testing.B) {
@@ -130,16 +146,29 @@ end)
 		{"memory", []string{bin, "mcp", "--config", conf("memory", "memory:"), "--name", "fs", "--", "node", server, work}},
 		{"sqlite", []string{bin, "mcp", "--config", conf("sqlite", filepath.Join(dir, "state.db")), "--name", "fs", "--", "node", server, work}},
 	}
+	if base := os.Getenv("ATTUNE_MCP_BASELINE"); base != "" { // another build of attune, to compare two versions in one run
+		ways = append(ways,
+			struct {
+				name string
+				cmd  []string
+			}{"base-memory", []string{base, "mcp", "--config", conf("memory", "memory:"), "--name", "fs", "--", "node", server, work}},
+			struct {
+				name string
+				cmd  []string
+			}{"base-sqlite", []string{base, "mcp", "--config", conf("base-sqlite", filepath.Join(dir, "base.db")), "--name", "fs", "--", "node", server, work}})
+	}
 	ctx := context.Background()
 	sessions := make([]*mcp.ClientSession, len(ways))
+	pids := make([]int, len(ways))
 	for k, w := range ways {
 		client := mcp.NewClient(&mcp.Implementation{Name: "attune-bench", Version: "1"}, nil)
-		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(w.cmd[0], w.cmd[1:]...)}, nil)
+		cmd := exec.Command(w.cmd[0], w.cmd[1:]...)
+		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		sessions[k] = s
+		sessions[k], pids[k] = s, cmd.Process.Pid
 	}
 	params := &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": file}}
 	call := func(s *mcp.ClientSession) time.Duration {
@@ -156,9 +185,22 @@ end)
 		}
 	}
 	times := make([][]time.Duration, len(ways))
-	for b.Loop() {
-		for k, s := range sessions {
-			times[k] = append(times[k], call(s))
+	// the order turns each iteration: what one way leaves running behind
+	// its answer (the journal written behind the call) falls on each other
+	// way alike, not always on the one after it
+	cpu0 := make([]int64, len(ways))
+	for k := range ways {
+		cpu0[k] = cpuTime(pids[k])
+	}
+	for n := 0; b.Loop(); n++ {
+		for j := range sessions {
+			k := (n + j) % len(sessions)
+			times[k] = append(times[k], call(sessions[k]))
+		}
+	}
+	for k := range ways { // the spawned process's own CPU (not its children's)
+		if c := cpuTime(pids[k]); c >= 0 && cpu0[k] >= 0 {
+			b.ReportMetric(float64(c-cpu0[k])/float64(len(times[k]))/1e3, ways[k].name+"-cpu-µs")
 		}
 	}
 	med := make([]float64, len(ways))

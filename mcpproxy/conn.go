@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -201,15 +202,82 @@ func findID(head, tail []byte) jsonrpc.ID {
 	return jsonrpc.ID{}
 }
 
-// write sends one message on one line.
+// write sends one message on one line. A request, a notification and a
+// result are framed here around their params or result as they are (each
+// is valid JSON: decoded from a peer's message, or encoded by the proxy),
+// so a relayed result reaches the client byte for byte and is not encoded
+// again; an error answer goes through the SDK's jsonrpc.EncodeMessage.
 func (c *conn) write(msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
+	bp := framePool.Get().(*[]byte)
+	data, err := appendMessage((*bp)[:0], msg)
 	if err != nil {
+		framePool.Put(bp)
 		return err
 	}
 	data = append(data, '\n')
 	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	_, err = c.w.Write(data)
+	c.wmu.Unlock()
+	if cap(data) <= 64<<10 { // keep small buffers only
+		*bp = data[:0]
+		framePool.Put(bp)
+	}
 	return err
+}
+
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// appendMessage appends msg as JSON-RPC 2.0, as jsonrpc.EncodeMessage
+// writes it.
+func appendMessage(b []byte, msg jsonrpc.Message) ([]byte, error) {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		b = append(b, `{"jsonrpc":"2.0",`...)
+		if m.ID.IsValid() {
+			b = append(b, `"id":`...)
+			b = appendID(b, m.ID)
+			b = append(b, ',')
+		}
+		b = append(b, `"method":`...)
+		b = appendString(b, m.Method)
+		if len(m.Params) > 0 {
+			b = append(b, `,"params":`...)
+			b = append(b, m.Params...)
+		}
+		return append(b, '}'), nil
+	case *jsonrpc.Response:
+		if m.Error == nil && len(m.Result) > 0 && m.ID.IsValid() {
+			b = append(b, `{"jsonrpc":"2.0","id":`...)
+			b = appendID(b, m.ID)
+			b = append(b, `,"result":`...)
+			b = append(b, m.Result...)
+			return append(b, '}'), nil
+		}
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	return append(b, data...), err
+}
+
+func appendID(b []byte, id jsonrpc.ID) []byte {
+	switch v := id.Raw().(type) {
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case string:
+		return appendString(b, v)
+	}
+	return append(b, "null"...)
+}
+
+// appendString appends s as a JSON string: as it is when it needs no
+// escaping (method names, most ids), else as encoding/json writes it.
+func appendString(b []byte, s string) []byte {
+	for k := 0; k < len(s); k++ {
+		if c := s[k]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -49,5 +50,52 @@ func TestConnLongLine(t *testing.T) {
 	m, err := c.read()
 	if r, ok := m.(*jsonrpc.Request); err != nil || !ok || r.Method != "ping" {
 		t.Fatalf("next line: %v %v", m, err)
+	}
+}
+
+// appendMessage writes what jsonrpc.EncodeMessage writes (the same JSON),
+// and relays params and results byte for byte.
+func TestAppendMessageAsSDK(t *testing.T) {
+	id := func(v any) jsonrpc.ID {
+		i, err := jsonrpc.MakeID(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return i
+	}
+	for _, m := range []jsonrpc.Message{
+		&jsonrpc.Request{ID: id(float64(3)), Method: "tools/call", Params: json.RawMessage(`{"name":"x","arguments":{"a":"<b>&"}}`)},
+		&jsonrpc.Request{ID: id("a\"b\\c\u2028é"), Method: "ping"},
+		&jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`{"progressToken":"t","progress":1}`)},
+		&jsonrpc.Request{Method: "odd\tmethod\"", Params: json.RawMessage(`[]`)},
+		&jsonrpc.Response{ID: id(float64(9)), Result: json.RawMessage(`{"content":[{"type":"text","text":"<&>"}]}`)},
+		&jsonrpc.Response{ID: id("s"), Result: json.RawMessage(`{}`)},
+		&jsonrpc.Response{ID: id(float64(1)), Error: &jsonrpc.Error{Code: -32601, Message: "no"}},
+		&jsonrpc.Response{Error: &jsonrpc.Error{Code: -32700, Message: "bad"}},
+	} {
+		want, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendMessage(nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var x, y any
+		if json.Unmarshal(got, &x) != nil || json.Unmarshal(want, &y) != nil || !reflect.DeepEqual(x, y) {
+			t.Errorf("%s\nthe SDK writes %s", got, want)
+		}
+		if _, err := jsonrpc.DecodeMessage(want); err != nil {
+			continue // an error answer without an id: the SDK does not read it back either
+		}
+		back, err := decodeMessage(got)
+		if err != nil || !reflect.DeepEqual(back, m) {
+			t.Errorf("%s decodes to %#v, %v", got, back, err)
+		}
+	}
+	raw := `{ "content" : [ {"type":"text","text":"<a&b>"} ] }`
+	got, _ := appendMessage(nil, &jsonrpc.Response{ID: id(float64(2)), Result: json.RawMessage(raw)})
+	if want := `{"jsonrpc":"2.0","id":2,"result":` + raw + `}`; string(got) != want {
+		t.Errorf("relayed result: %s, want %s", got, want)
 	}
 }

@@ -88,8 +88,11 @@ type proxy struct {
 	inflight   map[string]context.CancelFunc
 	toClient   map[int64]fromUpstream
 	nextID     int64
-	handlers   sync.WaitGroup
-	calls      atomic.Int64 // tools/call requests, for their call ids
+	handlers   sync.WaitGroup // guarded by mu for Add: none after stopped
+	stopped    bool
+	jobs       chan func()   // to an idle worker (run)
+	quit       chan struct{} // closed when the connection ends: workers return
+	calls      atomic.Int64  // tools/call requests, for their call ids
 }
 
 // toolTarget is what a tool name the client calls resolves to.
@@ -144,6 +147,8 @@ func Serve(ctx context.Context, o Options) error {
 		owners:     map[string]*upstream{},
 		inflight:   map[string]context.CancelFunc{},
 		toClient:   map[int64]fromUpstream{},
+		jobs:       make(chan func()),
+		quit:       make(chan struct{}),
 	}
 	logger := slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	p.e, err = engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Logger: logger})
@@ -233,17 +238,22 @@ func (p *proxy) closeUpstreams() {
 	wg.Wait()
 }
 
-// serve reads the client's messages until its side closes.
+// serve reads the client's messages until its side closes. The reading
+// goroutine dispatches each message itself (a request to a goroutine of
+// its own), so a request reaches its handler with no hand-over between.
 func (p *proxy) serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
+		p.mu.Lock()
+		p.stopped = true // no handler starts after this
+		p.mu.Unlock()
 		cancel()
 		p.handlers.Wait()
+		close(p.quit)
 	}()
-	msgs := make(chan jsonrpc.Message)
 	errs := make(chan error, 1)
 	go func() {
-		for {
+		for ctx.Err() == nil {
 			msg, err := p.client.read()
 			var bad *BadMessageError
 			if errors.As(err, &bad) {
@@ -254,23 +264,6 @@ func (p *proxy) serve(ctx context.Context) error {
 				errs <- err
 				return
 			}
-			select {
-			case msgs <- msg:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-errs:
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("attune mcp: reading the client: %w", err)
-		case msg := <-msgs:
 			switch m := msg.(type) {
 			case *jsonrpc.Request:
 				if m.IsCall() {
@@ -282,6 +275,15 @@ func (p *proxy) serve(ctx context.Context) error {
 				p.clientResponse(m)
 			}
 		}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errs:
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return fmt.Errorf("attune mcp: reading the client: %w", err)
 	}
 }
 
@@ -307,10 +309,15 @@ func (p *proxy) clientRequest(ctx context.Context, req *jsonrpc.Request) {
 	rctx, cancel := context.WithCancel(ctx)
 	key := idKey(req.ID)
 	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		cancel()
+		return
+	}
 	p.inflight[key] = cancel
-	p.mu.Unlock()
 	p.handlers.Add(1)
-	go func() {
+	p.mu.Unlock()
+	p.run(func() {
 		defer p.handlers.Done()
 		defer func() {
 			p.mu.Lock()
@@ -326,7 +333,31 @@ func (p *proxy) clientRequest(ctx context.Context, req *jsonrpc.Request) {
 			return // cancelled by the client: no answer (MCP)
 		}
 		_ = p.client.write(&jsonrpc.Response{ID: req.ID, Result: result, Error: wireError(err)})
-	}()
+	})
+}
+
+// run runs a request's handler on an idle worker goroutine, or on a new
+// one when none is idle. Workers live as long as the connection: a
+// handler's stack grows deep (the tool chain, Lua), and a fresh goroutine
+// per request grew it from its first few kilobytes every time, a tenth of
+// the proxy's CPU per call.
+func (p *proxy) run(job func()) {
+	select {
+	case p.jobs <- job:
+	default:
+		go p.worker(job)
+	}
+}
+
+func (p *proxy) worker(job func()) {
+	for {
+		job()
+		select {
+		case job = <-p.jobs:
+		case <-p.quit:
+			return
+		}
+	}
 }
 
 // wireError is what the client receives for err: an upstream's own error

@@ -174,6 +174,13 @@ func (p *proxy) listTools(ctx context.Context) (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"tools": list})
 }
 
+// callParams are the params of tools/call.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments any             `json:"arguments"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+}
+
 // callSlot carries what the chain's core received from the upstream for
 // the call the client made: the result is relayed as the upstream sent it.
 type callSlot struct {
@@ -196,14 +203,14 @@ func (p *proxy) core(up *upstream, tool string) engine.CoreFunc {
 		if slot != nil && slot.id != c.CallID {
 			slot = nil // a call a behavior made inside the client's call
 		}
-		params := map[string]any{"name": tool, "arguments": args}
+		params := callParams{Name: tool, Arguments: args}
 		if args == nil {
-			params["arguments"] = map[string]any{}
+			params.Arguments = map[string]any{}
 		}
-		if slot != nil && slot.meta != nil {
-			params["_meta"] = slot.meta
+		if slot != nil {
+			params.Meta = slot.meta
 		}
-		data, err := json.Marshal(params)
+		data, err := json.Marshal(&params)
 		if err != nil {
 			return nil, fmt.Errorf("the arguments do not encode as JSON: %v", err)
 		}
@@ -249,21 +256,18 @@ func resultText(res map[string]any) string {
 // the round ends and the next begins, and the notes placed into it are
 // appended to the result with the chain's diagnostics.
 func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	var c struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	}
+	var c callParams // one pass: the arguments are decoded with the rest
 	if err := json.Unmarshal(params, &c); err != nil || c.Name == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call wants params {\"name\": TOOL, \"arguments\": {...}}, got " + clip(params)}
 	}
 	var args any = map[string]any{}
-	if len(c.Arguments) > 0 && string(c.Arguments) != "null" {
-		var m map[string]any
-		if err := json.Unmarshal(c.Arguments, &m); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call of " + c.Name + ": arguments must be a JSON object, got " + clip(c.Arguments)}
-		}
-		args = m
+	switch a := c.Arguments.(type) {
+	case map[string]any:
+		args = a
+	case nil:
+	default:
+		b, _ := json.Marshal(a)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call of " + c.Name + ": arguments must be a JSON object, got " + clip(b)}
 	}
 	p.mu.Lock()
 	tgt, ok := p.tools[c.Name]
