@@ -34,101 +34,18 @@ import (
 // hoistForLists applies the rewrite to every generic for in a chunk,
 // nested functions included.
 func hoistForLists(stmts []ast.Stmt) []ast.Stmt {
-	w := forWalker{}
-	return w.stmts(stmts)
+	walkChunk(forWalker{}, stmts)
+	return stmts
 }
 
-type forWalker struct{}
+// forWalker replaces each generic for that needs it, after its body.
+type forWalker struct{ noVisit }
 
-func (w forWalker) stmts(list []ast.Stmt) []ast.Stmt {
-	for k, s := range list {
-		list[k] = w.stmt(s)
+func (forWalker) replace(s ast.Stmt) ast.Stmt {
+	if x, ok := s.(*ast.GenericForStmt); ok && needsHoist(x.Exprs) {
+		return hoist(x)
 	}
-	return list
-}
-
-func (w forWalker) stmt(s ast.Stmt) ast.Stmt {
-	switch x := s.(type) {
-	case *ast.AssignStmt:
-		w.exprs(x.Lhs)
-		w.exprs(x.Rhs)
-	case *ast.LocalAssignStmt:
-		w.exprs(x.Exprs)
-	case *ast.FuncCallStmt:
-		w.expr(x.Expr)
-	case *ast.DoBlockStmt:
-		w.stmts(x.Stmts)
-	case *ast.WhileStmt:
-		w.expr(x.Condition)
-		w.stmts(x.Stmts)
-	case *ast.RepeatStmt:
-		w.stmts(x.Stmts)
-		w.expr(x.Condition)
-	case *ast.IfStmt:
-		w.expr(x.Condition)
-		w.stmts(x.Then)
-		w.stmts(x.Else)
-	case *ast.NumberForStmt:
-		w.expr(x.Init)
-		w.expr(x.Limit)
-		w.expr(x.Step)
-		w.stmts(x.Stmts)
-	case *ast.GenericForStmt:
-		w.exprs(x.Exprs)
-		w.stmts(x.Stmts)
-		if needsHoist(x.Exprs) {
-			return hoist(x)
-		}
-	case *ast.FuncDefStmt:
-		w.expr(x.Func)
-	case *ast.ReturnStmt:
-		w.exprs(x.Exprs)
-	}
-	return s
-}
-
-func (w forWalker) exprs(list []ast.Expr) {
-	for _, e := range list {
-		w.expr(e)
-	}
-}
-
-// expr walks an expression for the function bodies inside it.
-func (w forWalker) expr(e ast.Expr) {
-	switch x := e.(type) {
-	case *ast.AttrGetExpr:
-		w.expr(x.Object)
-		w.expr(x.Key)
-	case *ast.TableExpr:
-		for _, f := range x.Fields {
-			w.expr(f.Key)
-			w.expr(f.Value)
-		}
-	case *ast.FuncCallExpr:
-		w.expr(x.Func)
-		w.expr(x.Receiver)
-		w.exprs(x.Args)
-	case *ast.LogicalOpExpr:
-		w.expr(x.Lhs)
-		w.expr(x.Rhs)
-	case *ast.RelationalOpExpr:
-		w.expr(x.Lhs)
-		w.expr(x.Rhs)
-	case *ast.StringConcatOpExpr:
-		w.expr(x.Lhs)
-		w.expr(x.Rhs)
-	case *ast.ArithmeticOpExpr:
-		w.expr(x.Lhs)
-		w.expr(x.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		w.expr(x.Expr)
-	case *ast.UnaryNotOpExpr:
-		w.expr(x.Expr)
-	case *ast.UnaryLenOpExpr:
-		w.expr(x.Expr)
-	case *ast.FunctionExpr:
-		x.Stmts = w.stmts(x.Stmts)
-	}
+	return nil
 }
 
 // needsHoist reports whether a loop's list calls a function anywhere but

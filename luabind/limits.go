@@ -70,7 +70,7 @@ func (r *budgetReader) Read(p []byte) (int, error) {
 // recurses at most MaxNesting deep itself.
 func checkNesting(file string, chunk []ast.Stmt) error {
 	w := &nestWalker{}
-	w.stmts(chunk, 0)
+	walkChunk(w, chunk)
 	if w.at == nil {
 		return nil
 	}
@@ -78,110 +78,22 @@ func checkNesting(file string, chunk []ast.Stmt) error {
 		"compile limit: expressions or blocks nest deeper than %d here; split the expression or use local variables", MaxNesting)}}
 }
 
-type nestWalker struct{ at ast.PositionHolder }
+// nestWalker finds the first node deeper than MaxNesting and walks no
+// deeper than that.
+type nestWalker struct {
+	noVisit
+	at ast.PositionHolder
+}
 
-func (w *nestWalker) deep(n ast.PositionHolder, d int) bool {
+func (w *nestWalker) enter(n ast.PositionHolder, d int) bool {
 	if w.at != nil {
-		return true
+		return false
 	}
 	if d > MaxNesting {
 		w.at = n
-		return true
+		return false
 	}
-	return false
-}
-
-func (w *nestWalker) stmts(list []ast.Stmt, d int) {
-	for _, s := range list {
-		w.stmt(s, d)
-	}
-}
-
-func (w *nestWalker) exprs(list []ast.Expr, d int) {
-	for _, e := range list {
-		w.expr(e, d)
-	}
-}
-
-func (w *nestWalker) stmt(s ast.Stmt, d int) {
-	if s == nil || w.deep(s, d) {
-		return
-	}
-	d++
-	switch x := s.(type) {
-	case *ast.AssignStmt:
-		w.exprs(x.Lhs, d)
-		w.exprs(x.Rhs, d)
-	case *ast.LocalAssignStmt:
-		w.exprs(x.Exprs, d)
-	case *ast.FuncCallStmt:
-		w.expr(x.Expr, d)
-	case *ast.DoBlockStmt:
-		w.stmts(x.Stmts, d)
-	case *ast.WhileStmt:
-		w.expr(x.Condition, d)
-		w.stmts(x.Stmts, d)
-	case *ast.RepeatStmt:
-		w.expr(x.Condition, d)
-		w.stmts(x.Stmts, d)
-	case *ast.IfStmt:
-		w.expr(x.Condition, d)
-		w.stmts(x.Then, d)
-		w.stmts(x.Else, d)
-	case *ast.NumberForStmt:
-		w.expr(x.Init, d)
-		w.expr(x.Limit, d)
-		w.expr(x.Step, d)
-		w.stmts(x.Stmts, d)
-	case *ast.GenericForStmt:
-		w.exprs(x.Exprs, d)
-		w.stmts(x.Stmts, d)
-	case *ast.FuncDefStmt:
-		w.expr(x.Func, d)
-	case *ast.ReturnStmt:
-		w.exprs(x.Exprs, d)
-	}
-}
-
-func (w *nestWalker) expr(e ast.Expr, d int) {
-	if e == nil || w.deep(e, d) {
-		return
-	}
-	d++
-	switch x := e.(type) {
-	case *ast.AttrGetExpr:
-		w.expr(x.Object, d)
-		w.expr(x.Key, d)
-	case *ast.TableExpr:
-		for _, f := range x.Fields {
-			w.expr(f.Key, d)
-			w.expr(f.Value, d)
-		}
-	case *ast.FuncCallExpr:
-		w.expr(x.Func, d)
-		w.expr(x.Receiver, d)
-		w.exprs(x.Args, d)
-	case *ast.LogicalOpExpr:
-		w.expr(x.Lhs, d)
-		w.expr(x.Rhs, d)
-	case *ast.RelationalOpExpr:
-		w.expr(x.Lhs, d)
-		w.expr(x.Rhs, d)
-	case *ast.StringConcatOpExpr:
-		w.expr(x.Lhs, d)
-		w.expr(x.Rhs, d)
-	case *ast.ArithmeticOpExpr:
-		w.expr(x.Lhs, d)
-		w.expr(x.Rhs, d)
-	case *ast.UnaryMinusOpExpr:
-		w.expr(x.Expr, d)
-	case *ast.UnaryNotOpExpr:
-		w.expr(x.Expr, d)
-	case *ast.UnaryLenOpExpr:
-		w.expr(x.Expr, d)
-	case *ast.FunctionExpr:
-		w.stmts(x.Stmts, d)
-	}
+	return true
 }
 
 // loadChunk is the sandbox's load and loadstring: Lua text only, under the

@@ -85,11 +85,16 @@ func Rewrites(file string, src []byte) ([]Rewrite, error) {
 // what it rewrote.
 func rewriteChunk(file string, chunk []ast.Stmt) []Rewrite {
 	rw := &rewriter{file: file}
-	rw.function(nil, chunk)
+	rw.openFunc(nil, nil)
+	walkChunk(rw, chunk)
+	rw.closeFunc()
 	return rw.out
 }
 
+// rewriter knows the locals in scope as it walks, and rewrites
+// assignments after their expressions were walked.
 type rewriter struct {
+	noVisit
 	file  string
 	fn    *fnScope
 	temps int
@@ -103,24 +108,23 @@ type fnScope struct {
 	blocks [][]string
 }
 
-func (rw *rewriter) function(params []string, body []ast.Stmt) {
-	rw.fn = &fnScope{parent: rw.fn, blocks: [][]string{params}}
-	rw.block(body, nil)
-	rw.fn = rw.fn.parent
+// openFunc starts a function whose parameters are locals (with self for a
+// method, arg for a vararg function, as the compiler declares them).
+func (rw *rewriter) openFunc(_ *ast.FunctionExpr, params []string) {
+	rw.fn = &fnScope{parent: rw.fn, blocks: [][]string{params, nil}}
 }
 
-// block walks a list of statements in a new block; extra are locals the
-// block starts with (loop variables).
-func (rw *rewriter) block(stmts []ast.Stmt, extra []string) {
-	f := rw.fn
-	f.blocks = append(f.blocks, extra)
-	rw.stmts(stmts)
-	f.blocks = f.blocks[:len(f.blocks)-1]
-}
+func (rw *rewriter) closeFunc() { rw.fn = rw.fn.parent }
 
-func (rw *rewriter) declare(names ...string) {
-	f := rw.fn
-	f.blocks[len(f.blocks)-1] = append(f.blocks[len(f.blocks)-1], names...)
+// openBlock starts a block; names are locals it starts with (loop
+// variables).
+func (rw *rewriter) openBlock(names []string) { rw.fn.blocks = append(rw.fn.blocks, names) }
+
+func (rw *rewriter) closeBlock() { rw.fn.blocks = rw.fn.blocks[:len(rw.fn.blocks)-1] }
+
+func (rw *rewriter) declare(names []string) {
+	b := rw.fn.blocks
+	b[len(b)-1] = append(b[len(b)-1], names...)
 }
 
 // isLocal reports whether name is a local variable of the function being
@@ -136,127 +140,11 @@ func (rw *rewriter) isLocal(name string) bool {
 	return false
 }
 
-func (rw *rewriter) stmts(stmts []ast.Stmt) {
-	for k, st := range stmts {
-		if repl := rw.stmt(st); repl != nil {
-			stmts[k] = repl
-		}
-	}
-}
-
-// stmt walks one statement; it returns the statement to put in its place,
-// or nil to keep it.
-func (rw *rewriter) stmt(st ast.Stmt) ast.Stmt {
-	switch s := st.(type) {
-	case *ast.AssignStmt:
-		for _, e := range s.Lhs {
-			rw.expr(e)
-		}
-		for _, e := range s.Rhs {
-			rw.expr(e)
-		}
-		return rw.assign(s)
-	case *ast.LocalAssignStmt:
-		for _, e := range s.Exprs {
-			rw.expr(e)
-		}
-		rw.declare(s.Names...)
-	case *ast.FuncCallStmt:
-		rw.expr(s.Expr)
-	case *ast.DoBlockStmt:
-		rw.block(s.Stmts, nil)
-	case *ast.WhileStmt:
-		rw.expr(s.Condition)
-		rw.block(s.Stmts, nil)
-	case *ast.RepeatStmt:
-		// the condition sees the block's locals
-		f := rw.fn
-		f.blocks = append(f.blocks, nil)
-		rw.stmts(s.Stmts)
-		rw.expr(s.Condition)
-		f.blocks = f.blocks[:len(f.blocks)-1]
-	case *ast.IfStmt:
-		rw.expr(s.Condition)
-		rw.block(s.Then, nil)
-		rw.block(s.Else, nil)
-	case *ast.NumberForStmt:
-		rw.expr(s.Init)
-		rw.expr(s.Limit)
-		rw.expr(s.Step)
-		rw.block(s.Stmts, []string{s.Name})
-	case *ast.GenericForStmt:
-		for _, e := range s.Exprs {
-			rw.expr(e)
-		}
-		rw.block(s.Stmts, append([]string(nil), s.Names...))
-	case *ast.FuncDefStmt:
-		// function a.b() and function f() assign; function a:m() has self
-		rw.expr(s.Name.Func)
-		rw.expr(s.Name.Receiver)
-		rw.fnExpr(s.Func, s.Name.Func == nil)
-	case *ast.ReturnStmt:
-		for _, e := range s.Exprs {
-			rw.expr(e)
-		}
+func (rw *rewriter) replace(s ast.Stmt) ast.Stmt {
+	if a, ok := s.(*ast.AssignStmt); ok {
+		return rw.assign(a)
 	}
 	return nil
-}
-
-// fnExpr walks a function's body with its parameters as locals (and self
-// for a method, arg for a vararg function, as the compiler declares them).
-func (rw *rewriter) fnExpr(x *ast.FunctionExpr, method bool) {
-	var params []string
-	if method {
-		params = append(params, "self")
-	}
-	if x.ParList != nil {
-		params = append(params, x.ParList.Names...)
-		if x.ParList.HasVargs {
-			params = append(params, "arg")
-		}
-	}
-	rw.function(params, x.Stmts)
-}
-
-// expr walks an expression for the function bodies inside it.
-func (rw *rewriter) expr(e ast.Expr) {
-	switch x := e.(type) {
-	case nil:
-	case *ast.FunctionExpr:
-		rw.fnExpr(x, false)
-	case *ast.AttrGetExpr:
-		rw.expr(x.Object)
-		rw.expr(x.Key)
-	case *ast.TableExpr:
-		for _, f := range x.Fields {
-			rw.expr(f.Key)
-			rw.expr(f.Value)
-		}
-	case *ast.FuncCallExpr:
-		rw.expr(x.Func)
-		rw.expr(x.Receiver)
-		for _, a := range x.Args {
-			rw.expr(a)
-		}
-	case *ast.LogicalOpExpr:
-		rw.expr(x.Lhs)
-		rw.expr(x.Rhs)
-	case *ast.RelationalOpExpr:
-		rw.expr(x.Lhs)
-		rw.expr(x.Rhs)
-	case *ast.StringConcatOpExpr:
-		rw.expr(x.Lhs)
-		rw.expr(x.Rhs)
-	case *ast.ArithmeticOpExpr:
-		rw.expr(x.Lhs)
-		rw.expr(x.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		rw.expr(x.Expr)
-	case *ast.UnaryNotOpExpr:
-		rw.expr(x.Expr)
-	case *ast.UnaryLenOpExpr:
-		rw.expr(x.Expr)
-	}
 }
 
 // assign rewrites an assignment of an affected shape (nil: keep it).
