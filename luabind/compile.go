@@ -64,6 +64,17 @@ func compile(file string, src []byte, done <-chan struct{}) (*lua.FunctionProto,
 	rewriteChunk(file, chunk)    // assignments gopher-lua would miscompile (rewrite.go)
 	proto, err := lua.Compile(chunk, file)
 	if err != nil {
+		var ce *lua.CompileError
+		if errors.As(err, &ce) {
+			// a function over one of Lua's limits (locals, registers,
+			// constants, jumps): the line is where the function starts
+			where := "the function that starts here"
+			if ce.Line <= 0 {
+				where = "a function of this file"
+			}
+			return nil, &SyntaxError{File: file, Line: max(ce.Line, 0), Msg: strings.TrimSpace(ce.Message) +
+				"; " + where + " is too big for Lua: split it into smaller functions"}
+		}
 		return nil, &SyntaxError{File: file, Msg: strings.TrimSpace(err.Error())}
 	}
 	trim(proto)

@@ -110,9 +110,9 @@
 // starts with '(' always gets a ';' before it. The engine compiles the
 // output with the .scm file's name as chunk name, so runtime errors and
 // tracebacks read "tasks.scm:12: ..." and name the line of the form that
-// threw. The output never has more lines than the source. Lower also
-// compiles its output, so that a program too large for Lua's limits fails
-// there with a position rather than later.
+// threw. The output never has more lines than the source. Lower compiles
+// nothing: the engine's one compiler (luabind.Compile) reports a program
+// too large for Lua's limits as a luabind.SyntaxError at the .scm line.
 //
 // # Runtime helpers
 //

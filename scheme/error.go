@@ -3,15 +3,12 @@ package scheme
 // Error is a reader or translator error at a position in a .scm file. Its
 // message is "FILE:LINE:COL: message" for the reader and
 // "FILE:LINE:COL: FORM: message" for the translator, where FORM names the
-// special form that was misused ("lua" when the lowered program exceeds a
-// limit of Lua's). Use errors.As to get one; it is not changed after it is
-// returned.
+// special form that was misused. Use errors.As to get one; it is not changed
+// after it is returned.
 type Error struct {
 	Pos
 	Form string // the form being lowered; "" for reader errors
 	Msg  string
-
-	luaSyntax bool // the generated Lua did not parse: a translator bug
 }
 
 func (e *Error) Error() string {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"attune/luabind"
 )
 
 // TestReadPositions checks that every form carries its file, line and column.
@@ -192,8 +194,8 @@ func TestCompile(t *testing.T) {
 	}
 }
 
-// TestLuaLimits checks that a program too big for Lua fails in Lower with a
-// position, not later.
+// TestLuaLimits checks that a program too big for Lua lowers (Lower compiles
+// nothing) and fails to compile with one error type at the .scm line.
 func TestLuaLimits(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("\n(f")
@@ -201,9 +203,9 @@ func TestLuaLimits(t *testing.T) {
 		b.WriteString(" (g)")
 	}
 	b.WriteString(")")
-	_, err := Lower("big.scm", []byte(b.String()))
-	var se *Error
-	if !errors.As(err, &se) || se.luaSyntax || !strings.HasPrefix(err.Error(), "big.scm:") {
+	_, err := lowerAndCompile("big.scm", []byte(b.String()))
+	var se *luabind.SyntaxError
+	if !errors.As(err, &se) || se.File != "big.scm" || !strings.HasPrefix(err.Error(), "big.scm:") || !strings.Contains(se.Msg, "too big for Lua") {
 		t.Errorf("got %v", err)
 	}
 }
@@ -234,5 +236,5 @@ func lowerAndCompile(file string, src []byte) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compileLua(file, out)
+	return luabind.Compile(file, []byte(out))
 }
