@@ -7,9 +7,14 @@ import (
 	"attune/internal/tomlx"
 )
 
-// HookDialects are the coding agents whose hooks attune answers, the keys
-// of [harness.DIALECT] tables that configure `attune hook DIALECT`.
-var HookDialects = []string{"claude", "codex", "cursor", "gemini"}
+// hookDialects are the coding agents whose hooks attune answers (never
+// changed).
+var hookDialects = []string{"claude", "codex", "cursor", "gemini"}
+
+// HookDialects returns the coding agents whose hooks attune answers, the
+// keys of [harness.DIALECT] tables that configure `attune hook DIALECT`
+// (the caller's own copy).
+func HookDialects() []string { return slices.Clone(hookDialects) }
 
 // DefaultHookBot is the bot a hook harness runs when its table names none.
 const DefaultHookBot = "main"
@@ -35,8 +40,7 @@ type HookHarness struct {
 }
 
 var (
-	harnessKeys     = []string{"bot", "agents", "tools", "ask_marks", "fail_open"}
-	hookDialectKeys = HookDialects
+	harnessKeys = []string{"bot", "agents", "tools", "ask_marks", "fail_open"}
 )
 
 // Hook returns the [harness.DIALECT] table, or the defaults (bot "main",
@@ -61,8 +65,8 @@ func (d *decoder) harness(cfg *Config, hp path, v any) {
 			d.mcp(cfg, p, t[k])
 			continue
 		}
-		if !slices.Contains(hookDialectKeys, k) {
-			d.unknown(p, append(slices.Clone(hookDialectKeys), "mcp"))
+		if !slices.Contains(hookDialects, k) {
+			d.unknown(p, append(slices.Clone(hookDialects), "mcp"))
 			continue
 		}
 		if h := d.hookHarness(cfg, p, t[k]); h != nil {

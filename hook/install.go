@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
-// ClaudeEvents are the Claude Code events attune maps, in the order an
-// install writes them.
-var ClaudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+// ClaudeEvents returns the Claude Code events attune maps, in the order an
+// install writes them (the caller's own copy).
+func ClaudeEvents() []string { return slices.Clone(claudeEvents) }
+
+// claudeEvents are the events of ClaudeEvents (never changed).
+var claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
 	"Stop", "SubagentStop", "PreCompact", "SessionEnd"}
 
 // toolEvents take a matcher (the tool name pattern).
@@ -64,7 +68,7 @@ func ours(h any) bool {
 func InstallClaude(path string, in Install) error {
 	return editSettings(path, func(hooks map[string]any) {
 		strip(hooks)
-		for _, ev := range ClaudeEvents {
+		for _, ev := range claudeEvents {
 			group := map[string]any{"hooks": []any{in.entry()}}
 			if toolEvents[ev] {
 				group["matcher"] = "*"

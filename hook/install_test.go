@@ -40,7 +40,7 @@ func TestInstallUninstall(t *testing.T) {
 	}
 	m := readSettings(t, path)
 	hooks := m["hooks"].(map[string]any)
-	if m["model"] != "opus" || len(hooks) != len(ClaudeEvents)+1 {
+	if m["model"] != "opus" || len(hooks) != len(claudeEvents)+1 {
 		t.Fatalf("settings: %v", m)
 	}
 	pre := hooks["PreToolUse"].([]any)

@@ -39,7 +39,7 @@ func TestReadmeHookToolPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range config.HookDialects {
+	for _, name := range config.HookDialects() {
 		d, ok := hook.Dialects(name)
 		if !ok {
 			t.Fatalf("no hook dialect %s", name)

@@ -182,7 +182,7 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "attune hook install:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "attune hooks installed in %s (%d events)\n", settings, len(hook.ClaudeEvents))
+	fmt.Fprintf(stdout, "attune hooks installed in %s (%d events)\n", settings, len(hook.ClaudeEvents()))
 	return 0
 }
 
