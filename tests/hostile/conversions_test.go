@@ -60,6 +60,10 @@ define.tool("g/read", function(ctx, args)
   local ok, e = pcall(admit.read, "big")
   return tostring(e)
 end, {effect = {"read"}})
+define.tool("g/readcycle", function(ctx, args)
+  local ok, e = pcall(admit.read, "cycle")
+  return tostring(e)
+end, {effect = {"read"}})
 define.tool("g/lib", function(ctx, args)
   local ok, e = pcall(hl.big)
   return tostring(e)
@@ -83,8 +87,15 @@ hook.turn("start", function(b) notify("input of " .. #b.input) end)
 	l := &lib{}
 	e, err := engine.New(context.Background(), engine.Options{Config: cfg, Store: store.NewMemory(),
 		PacksFirst: []pin.Pack{{Name: "hostile", FS: fsys}},
-		Read:       func(context.Context, string) (any, error) { return bigList(), nil },
-		Libraries:  []engine.HostLibrary{{Name: "hl", Value: l}}})
+		Read: func(_ context.Context, key string) (any, error) {
+			if key == "cycle" { // a Go map holding itself: ToLua recursed until the process died
+				m := map[string]any{}
+				m["self"] = m
+				return m, nil
+			}
+			return bigList(), nil
+		},
+		Libraries: []engine.HostLibrary{{Name: "hl", Value: l}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +130,12 @@ hook.turn("start", function(b) notify("input of " .. #b.input) end)
 	// results the script's own calls receive: a host tool's result, an
 	// admit/read answer, a host library's answer
 	for path, want := range map[string]string{
-		"g/result":   "call.tool: value[262144]: " + overLimit,
-		"g/read":     "admit.read: value[262144]: " + overLimit,
-		"g/lib":      "hl.big: value[262144]: " + overLimit,
-		"g/libargs":  "hl.take: argument 1.", // then the path, in pairs() order
-		"g/libcycle": "hl.take: argument 1.self.self",
+		"g/result":    "call.tool: value[262144]: " + overLimit,
+		"g/read":      "admit.read: value[262144]: " + overLimit,
+		"g/readcycle": "admit.read: value.self.self.self",
+		"g/lib":       "hl.big: value[262144]: " + overLimit,
+		"g/libargs":   "hl.take: argument 1.", // then the path, in pairs() order
+		"g/libcycle":  "hl.take: argument 1.self.self",
 	} {
 		out := i.Tool(ctx, engine.ToolCall{Path: path})
 		if out.Status != engine.StatusOK || !strings.Contains(out.Result.(string), want) ||
