@@ -116,7 +116,7 @@ func buildLibs() *libs {
 	})
 	load := L.NewFunction(loadChunk) // text only, under the compile limits and the budget
 	out.base["loadstring"] = load
-	out.base["pcall"], out.base["xpcall"] = protectedCalls(L) // protect.go: gopher-lua #448
+	out.base["pcall"], out.base["xpcall"] = protectedCalls(L) // protect.go: bounded nesting
 	out.base["load"] = load
 	out.base["print"] = L.NewFunction(func(L *lua.LState) int {
 		st := stateOf(L)
