@@ -104,6 +104,7 @@ type Journal struct {
 	buf      []Entry
 	spare    []Entry // the buffer of the last write, reused
 	draining bool    // a background write is running or about to
+	unsynced bool    // a background write appended lazily (store.Lazy) since the last Flush
 
 	wmu sync.Mutex // held while entries are written: writes never interleave
 }
@@ -170,7 +171,7 @@ func (j *Journal) WriteBehind() {
 func (j *Journal) drain() {
 	for {
 		j.wmu.Lock()
-		err := j.writeLocked(context.Background())
+		err := j.writeLocked(context.Background(), true)
 		j.mu.Lock()
 		if err != nil || len(j.buf) == 0 {
 			j.draining = false
@@ -184,16 +185,27 @@ func (j *Journal) drain() {
 }
 
 // Flush writes the buffered entries durably, in one append, after any
-// write already running.
+// write already running, and makes what background writes appended
+// durable too.
 func (j *Journal) Flush(ctx context.Context) error {
 	j.wmu.Lock()
 	defer j.wmu.Unlock()
-	return j.writeLocked(ctx)
+	if err := j.writeLocked(ctx, false); err != nil {
+		return err
+	}
+	if j.unsynced {
+		if err := j.st.(store.Lazy).Sync(ctx); err != nil {
+			return fmt.Errorf("journal %s: %w", j.log, err)
+		}
+		j.unsynced = false
+	}
+	return nil
 }
 
 // writeLocked writes what is buffered; the caller holds wmu. On failure the
-// entries go back in front of the buffer.
-func (j *Journal) writeLocked(ctx context.Context) error {
+// entries go back in front of the buffer. A lazy write (from the
+// background) does not wait for the disk when the store can do that.
+func (j *Journal) writeLocked(ctx context.Context, lazy bool) error {
 	j.mu.Lock()
 	take := j.buf
 	if len(take) == 0 {
@@ -202,7 +214,7 @@ func (j *Journal) writeLocked(ctx context.Context) error {
 	}
 	j.buf, j.spare = j.spare, nil
 	j.mu.Unlock()
-	err := j.write(ctx, take)
+	err := j.write(ctx, take, lazy)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err != nil {
@@ -214,7 +226,7 @@ func (j *Journal) writeLocked(ctx context.Context) error {
 	return nil
 }
 
-func (j *Journal) write(ctx context.Context, es []Entry) error {
+func (j *Journal) write(ctx context.Context, es []Entry, lazy bool) error {
 	data := make([][]byte, len(es))
 	for k := range es {
 		b, err := encodeEntry(&es[k])
@@ -223,8 +235,17 @@ func (j *Journal) write(ctx context.Context, es []Entry) error {
 		}
 		data[k] = b
 	}
-	if _, err := j.st.Append(ctx, j.log, store.Any, data, nil); err != nil {
+	lz, ok := j.st.(store.Lazy)
+	lazy = lazy && ok
+	appendTo := j.st.Append
+	if lazy {
+		appendTo = lz.AppendLazy
+	}
+	if _, err := appendTo(ctx, j.log, store.Any, data, nil); err != nil {
 		return fmt.Errorf("journal %s: %w", j.log, err)
+	}
+	if lazy {
+		j.unsynced = true // wmu is held
 	}
 	return nil
 }

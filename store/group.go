@@ -34,6 +34,7 @@ type appendReq struct {
 	expected int64
 	entries  [][]byte
 	call     *CallRecord
+	lazy     bool // answered without waiting for the flush (AppendLazy)
 
 	n    int64
 	err  error
@@ -94,9 +95,11 @@ func (c *committer) append(ctx context.Context, s *SQLite, q *appendReq) (int64,
 	}
 	c.mu.Unlock()
 
-	if err := s.wal.syncThrough(seq); err != nil {
-		for _, m := range batch {
-			m.n, m.err = 0, s.err("append to", err)
+	if !allLazy(batch) {
+		if err := s.wal.syncThrough(seq); err != nil {
+			for _, m := range batch {
+				m.n, m.err = 0, s.err("append to", err)
+			}
 		}
 	}
 	for _, m := range batch {
@@ -105,6 +108,16 @@ func (c *committer) append(ctx context.Context, s *SQLite, q *appendReq) (int64,
 		}
 	}
 	return q.n, q.err
+}
+
+// allLazy reports whether no member of batch waits for the flush.
+func allLazy(batch []*appendReq) bool {
+	for _, m := range batch {
+		if !m.lazy {
+			return false
+		}
+	}
+	return true
 }
 
 // commitGroup runs a batch of appends in one transaction and reports

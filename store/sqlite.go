@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/bits"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -40,7 +42,9 @@ type SQLite struct {
 	r    *sql.DB // read-only connections
 
 	// Prepared on w, reused inside transactions (Tx.Stmt finds them).
-	wLength, wGetCall, wInsertEntry, wInsertCall *sql.Stmt
+	wLength, wGetCall, wInsertCall *sql.Stmt
+	// wInsert[k] inserts 1<<k entries of one log in one statement.
+	wInsert [insertSizes]*sql.Stmt
 	// Prepared on r.
 	rRead, rLength, rGetCall, rGetBlob, rGetRecord *sql.Stmt
 
@@ -281,7 +285,6 @@ func (s *SQLite) prepare(ctx context.Context) error {
 	}{
 		{s.w, &s.wLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
 		{s.w, &s.wGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
-		{s.w, &s.wInsertEntry, `INSERT INTO logs (log, seq, data) VALUES (?, ?, ?)`},
 		{s.w, &s.wInsertCall, `INSERT INTO calls (log, id, input, result, revision) VALUES (?, ?, ?, ?, ?)`},
 		{s.r, &s.rRead, `SELECT seq, data FROM logs WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?`},
 		{s.r, &s.rLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
@@ -295,8 +298,21 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		}
 		*p.stmt = stmt
 	}
+	for k := range s.wInsert {
+		rows := strings.Repeat(", (?1, ?, ?)", 1<<k)[2:]
+		stmt, err := s.w.PrepareContext(ctx, `INSERT INTO logs (log, seq, data) VALUES `+rows)
+		if err != nil {
+			return s.openError(err)
+		}
+		s.wInsert[k] = stmt
+	}
 	return nil
 }
+
+// insertSizes is how many multi-row inserts are prepared: of 1, 2, 4, ...
+// entries. A batch of entries is inserted in as few of them as its size
+// takes, so a long batch costs a statement per 1<<(insertSizes-1) entries.
+const insertSizes = 6
 
 // Path returns the file name the store was opened with.
 func (s *SQLite) Path() string { return s.path }
@@ -465,6 +481,26 @@ func (s *SQLite) Append(ctx context.Context, log string, expected int64, entries
 	return s.group.append(ctx, s, &appendReq{log: log, expected: expected, entries: entries, call: call})
 }
 
+var _ Lazy = (*SQLite)(nil)
+
+// AppendLazy implements Lazy: Append, answered once committed, before the
+// WAL is flushed (a process crash keeps it, a power loss may not until the
+// next flush).
+func (s *SQLite) AppendLazy(ctx context.Context, log string, expected int64, entries [][]byte, call *CallRecord) (int64, error) {
+	if err := checkAppend(expected, call); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, s.err("append to", err)
+	}
+	return s.group.append(ctx, s, &appendReq{log: log, expected: expected, entries: entries, call: call, lazy: true})
+}
+
+// Sync implements Lazy: every commit made so far is flushed to disk.
+func (s *SQLite) Sync(ctx context.Context) error {
+	return s.err("flush", s.wal.syncThrough(s.wal.committed.Load()))
+}
+
 // appendTx runs one append inside the open transaction tx; ok is false
 // when it was refused (stale, call id known) and wrote nothing.
 func (s *SQLite) appendTx(ctx context.Context, tx *sql.Tx, q *appendReq) (n int64, err error) {
@@ -485,10 +521,17 @@ func (s *SQLite) appendTx(ctx context.Context, tx *sql.Tx, q *appendReq) (n int6
 	if q.expected != Any && q.expected != n { // R5.5
 		return n, &refusal{staleError(q.log, n, q.expected)}
 	}
-	insert := tx.StmtContext(ctx, s.wInsertEntry)
-	for _, e := range q.entries {
-		n++
-		if _, err := insert.ExecContext(ctx, q.log, n, nonNil(e)); err != nil {
+	args := make([]any, 0, 1+2<<(insertSizes-1))
+	for rest := q.entries; len(rest) > 0; {
+		k := min(bits.Len(uint(len(rest)))-1, insertSizes-1) // the largest size that fits
+		chunk := rest[:1<<k]
+		rest = rest[len(chunk):]
+		args = append(args[:0], q.log)
+		for _, e := range chunk {
+			n++
+			args = append(args, n, nonNil(e))
+		}
+		if _, err := tx.StmtContext(ctx, s.wInsert[k]).ExecContext(ctx, args...); err != nil {
 			return 0, s.err("append to", err)
 		}
 	}
@@ -632,7 +675,12 @@ func (s *SQLite) GetCall(ctx context.Context, log, id string) (CallRecord, error
 func (s *SQLite) Close() error {
 	var errs []error
 	for _, st := range []*sql.Stmt{s.rRead, s.rLength, s.rGetCall, s.rGetBlob, s.rGetRecord,
-		s.wLength, s.wGetCall, s.wInsertEntry, s.wInsertCall} {
+		s.wLength, s.wGetCall, s.wInsertCall} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	for _, st := range s.wInsert {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -134,3 +134,39 @@ func TestPrefixEnd(t *testing.T) {
 		}
 	}
 }
+
+// A lazy append (the journal written behind its caller) returns once
+// committed, before the WAL is flushed; Sync, or any durable write after
+// it, flushes it (R5.10 holds at the boundary that syncs).
+func TestSQLiteAppendLazy(t *testing.T) {
+	ctx := t.Context()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.AppendLazy(ctx, "j", 0, [][]byte{[]byte("a")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c, sy := s.wal.committed.Load(), s.wal.synced.Load(); sy >= c {
+		t.Fatalf("a lazy append waited for the flush (commit %d, flushed %d)", c, sy)
+	}
+	if es, err := s.Read(ctx, "j", 0, 0); err != nil || len(es) != 1 {
+		t.Fatalf("the lazy append is not there: %v %v", es, err)
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c, sy := s.wal.committed.Load(), s.wal.synced.Load(); sy < c {
+		t.Fatalf("Sync left commit %d unflushed (flushed %d)", c, sy)
+	}
+	if _, err := s.AppendLazy(ctx, "j", 1, [][]byte{[]byte("b")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "k", 0, [][]byte{[]byte("c")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c, sy := s.wal.committed.Load(), s.wal.synced.Load(); sy < c {
+		t.Fatalf("a durable append left an earlier lazy one unflushed (commit %d, flushed %d)", c, sy)
+	}
+}

@@ -89,6 +89,18 @@ type CallExistsError struct{ Record CallRecord }
 func (e *CallExistsError) Error() string { return "call id " + e.Record.ID + " already recorded" }
 func (e *CallExistsError) Unwrap() error { return ErrCallExists }
 
+// Lazy is implemented by stores that can append without waiting for the
+// disk: what a journal written behind its caller needs, durable only at
+// the next boundary. AppendLazy is Append, but what it appended may be lost
+// by a power loss (not by the end of the process) until a later Sync, or
+// any later durable write of the store, returns; a log never keeps a lazy
+// append without the appends before it. Sync makes every append made so
+// far durable.
+type Lazy interface {
+	AppendLazy(ctx context.Context, log string, expected int64, entries [][]byte, call *CallRecord) (int64, error)
+	Sync(ctx context.Context) error
+}
+
 // Store is the persistence contract. Log names and record keys are opaque
 // strings chosen by the engine (for example "owner/project/default/tasks").
 type Store interface {
