@@ -54,10 +54,7 @@ func TestPassThroughEverything(t *testing.T) {
 	if !strings.Contains(string(via[8].Result), "the client's sample") {
 		t.Errorf("sampling did not reach the client: %s", via[8].Result)
 	}
-	var n struct {
-		Methods []string `json:"methods"`
-	}
-	n = result[struct {
+	n := result[struct {
 		Methods []string `json:"methods"`
 	}](t, via[len(via)-1])
 	if !contains(n.Methods, "notifications/tools/list_changed") {

@@ -250,10 +250,7 @@ func tmpDir(t *testing.T) string {
 
 func toolsOf(t *testing.T, s step) map[string]json.RawMessage {
 	t.Helper()
-	var l struct {
-		Tools []json.RawMessage `json:"tools"`
-	}
-	l = result[struct {
+	l := result[struct {
 		Tools []json.RawMessage `json:"tools"`
 	}](t, s)
 	out := map[string]json.RawMessage{}

@@ -56,12 +56,7 @@ func TestCompletionRoutedToItsUpstream(t *testing.T) {
 		if w == nil {
 			continue
 		}
-		var r struct {
-			Completion struct {
-				Values []string `json:"values"`
-			} `json:"completion"`
-		}
-		r = result[struct {
+		r := result[struct {
 			Completion struct {
 				Values []string `json:"values"`
 			} `json:"completion"`
