@@ -11,27 +11,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"attune/internal/peertest"
 )
 
 // claudeBin returns the real Claude Code CLI of testdata/peers, or fails.
 func claudeBin(t *testing.T) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-	bin := filepath.Join(dir, "testdata", "peers", "node_modules", ".bin", "claude")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the Claude Code CLI is missing (%v): run `bash scripts/peers`", err)
-	}
-	return bin
+	return filepath.Join(peertest.Peers(t, ".bin/claude"), "node_modules", ".bin", "claude")
 }
 
 // project is a Claude Code project folder with attune installed.

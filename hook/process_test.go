@@ -12,25 +12,24 @@ import (
 	"sync"
 	"testing"
 
+	"attune/internal/peertest"
 	"attune/session"
 )
 
 // attuneBin is the attune binary the process tests exec, built once.
 var attuneBin string
 
+var attuneBuild peertest.Binary
+
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "attune-hook-test")
+	bin, err := attuneBuild.Build()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintf(os.Stderr, "building attune: %v\n", err)
 		os.Exit(1)
 	}
-	attuneBin = filepath.Join(dir, "attune")
-	if out, err := exec.Command("go", "build", "-o", attuneBin, "attune/cmd/attune").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building attune: %v\n%s", err, out)
-		os.Exit(1)
-	}
+	attuneBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	attuneBuild.Remove()
 	os.Exit(code)
 }
 

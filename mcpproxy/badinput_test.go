@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"attune/internal/peertest"
 )
 
 // rawCall sends a tools/call and returns its answer, skipping notifications.
@@ -44,7 +46,7 @@ func toolText(m map[string]any) (string, bool) {
 func TestUpstreamBreaksProtocol(t *testing.T) {
 	dir := tmpDir(t)
 	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\ncall_timeout = \"600ms\"\n")
-	r := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "node", filepath.Join(repoRoot(t), "mcpproxy", "testdata", "badserver.mjs"))
+	r := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "node", filepath.Join(peertest.Root(t), "mcpproxy", "testdata", "badserver.mjs"))
 	r.send(initLine)
 	if m := r.recv(20 * time.Second); m["result"] == nil {
 		t.Fatalf("initialize: %v", m)

@@ -53,7 +53,7 @@ ceiling = ["read"]
 		return p
 	}
 	server := fsServer(b)
-	bin := attuneBin.get(b)
+	bin := attuneBin.Path(b)
 	cases := []struct {
 		name string
 		cmd  []string
@@ -137,7 +137,7 @@ end)
 		writeFileB(b, p, "[engine]\nstore = \""+store+"\"\npacks = [\"pack\"]\n[harness.mcp.tools]\n\"mcp/fs/*\" = [\"read\"]\n[bots.main]\nbehaviors = [\"guard\"]\nceiling = [\"read\"]\n")
 		return p
 	}
-	server, bin := fsServer(b), attuneBin.get(b)
+	server, bin := fsServer(b), attuneBin.Path(b)
 	ways := []struct {
 		name string
 		cmd  []string

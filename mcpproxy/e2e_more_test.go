@@ -93,7 +93,7 @@ func TestSeveralUpstreams(t *testing.T) {
 	work := filepath.Join(dir, "work")
 	writeFile(t, filepath.Join(work, "a.txt"), "text of a")
 	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
-	p := plan{Command: attuneBin.get(t), Args: []string{"mcp", "--config", filepath.Join(dir, "attune.toml"),
+	p := plan{Command: attuneBin.Path(t), Args: []string{"mcp", "--config", filepath.Join(dir, "attune.toml"),
 		"--upstream", "fs=node " + fsServer(t) + " " + work,
 		"--upstream", "ev=node " + everythingServer(t)}}
 	p.Steps = []map[string]any{
@@ -188,7 +188,7 @@ type rawProxy struct {
 
 func startRaw(t *testing.T, args ...string) *rawProxy {
 	t.Helper()
-	cmd := exec.Command(attuneBin.get(t), append([]string{"mcp"}, args...)...)
+	cmd := exec.Command(attuneBin.Path(t), append([]string{"mcp"}, args...)...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -17,43 +17,18 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-// repoRoot walks up from the package folder to go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
+	"attune/internal/peertest"
+)
 
 // peers returns the folder holding node_modules with the MCP SDK and the
 // reference servers; it fails the test when they are not installed.
 func peers(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "testdata", "peers")
-	for _, p := range []string{"@modelcontextprotocol/sdk", "@modelcontextprotocol/server-filesystem", "@modelcontextprotocol/server-everything"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", p, "package.json")); err != nil {
-			t.Fatalf("the test peer %s is not installed in %s: run `bash scripts/peers`", p, dir)
-		}
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("node is not on PATH: the end-to-end tests drive the MCP SDK and servers with it (install Node.js 20+, then `bash scripts/peers`)")
-	}
+	dir := peertest.Peers(t, "@modelcontextprotocol/sdk/package.json", "@modelcontextprotocol/server-filesystem/package.json", "@modelcontextprotocol/server-everything/package.json")
+	peertest.Node(t)
 	return dir
 }
 
@@ -65,41 +40,11 @@ func everythingServer(t testing.TB) string {
 	return filepath.Join(peers(t), "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
-// buildOnce builds the attune binary once per test binary.
-type buildOnce struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-func (b *buildOnce) get(t testing.TB) string {
-	t.Helper()
-	b.once.Do(func() {
-		b.dir, b.err = os.MkdirTemp("", "attune-mcp-bin-")
-		if b.err != nil {
-			return
-		}
-		b.path = filepath.Join(b.dir, "attune")
-		cmd := exec.Command("go", "build", "-o", b.path, "./cmd/attune")
-		cmd.Dir = repoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
-}
-
-var attuneBin = &buildOnce{} // set once, by the first test that needs it
+var attuneBin = &peertest.Binary{} // built once, by the first test that needs it
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if attuneBin.dir != "" {
-		os.RemoveAll(attuneBin.dir)
-	}
+	attuneBin.Remove()
 	os.Exit(code)
 }
 
@@ -138,7 +83,7 @@ func runClient(t *testing.T, p plan) []step {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(repoRoot(t), "mcpproxy", "testdata", "client.mjs"), file)
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(peertest.Root(t), "mcpproxy", "testdata", "client.mjs"), file)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -171,7 +116,7 @@ func proxyPlan(t *testing.T, config string, extra []string, upstream ...string) 
 	args := append([]string{"mcp", "--config", config}, extra...)
 	args = append(args, "--")
 	args = append(args, upstream...)
-	return plan{Command: attuneBin.get(t), Args: args}
+	return plan{Command: attuneBin.Path(t), Args: args}
 }
 
 // toolResult is a tools/call result.
@@ -217,7 +162,7 @@ func writeFile(t *testing.T, path, text string) {
 // writes must stay in (inside) and the store given.
 func exampleConfig(t *testing.T, dir, inside, store string) string {
 	t.Helper()
-	root := repoRoot(t)
+	root := peertest.Root(t)
 	src, err := os.ReadFile(filepath.Join(root, "examples/mcp/attune.toml"))
 	if err != nil {
 		t.Fatal(err)

@@ -6,12 +6,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"attune/internal/peertest"
 )
 
 // fixtureServer is testdata/upstream.mjs NAME: a server on the SDK's
 // Server class whose answers name it.
 func fixtureServer(t *testing.T, name string) string {
-	return "node " + filepath.Join(repoRoot(t), "mcpproxy", "testdata", "upstream.mjs") + " " + peers(t) + " " + name
+	return "node " + filepath.Join(peertest.Root(t), "mcpproxy", "testdata", "upstream.mjs") + " " + peers(t) + " " + name
 }
 
 // completion/complete goes to the upstream that lists the prompt or the
@@ -22,7 +24,7 @@ func fixtureServer(t *testing.T, name string) string {
 func TestCompletionRoutedToItsUpstream(t *testing.T) {
 	dir := tmpDir(t)
 	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
-	p := plan{Command: attuneBin.get(t), Args: []string{"mcp", "--config", filepath.Join(dir, "attune.toml"),
+	p := plan{Command: attuneBin.Path(t), Args: []string{"mcp", "--config", filepath.Join(dir, "attune.toml"),
 		"--upstream", "a=" + fixtureServer(t, "a"),
 		"--upstream", "b=" + fixtureServer(t, "b"),
 		"--upstream", "ev=node " + everythingServer(t)}}
@@ -82,7 +84,7 @@ func TestLoggingFansOut(t *testing.T) {
 	work := filepath.Join(dir, "work")
 	writeFile(t, filepath.Join(work, "a.txt"), "a")
 	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n")
-	p := plan{Command: attuneBin.get(t), Args: []string{"mcp", "--config", filepath.Join(dir, "attune.toml"),
+	p := plan{Command: attuneBin.Path(t), Args: []string{"mcp", "--config", filepath.Join(dir, "attune.toml"),
 		"--upstream", "fs=node " + fsServer(t) + " " + work,
 		"--upstream", "a=" + fixtureServer(t, "a"),
 		"--upstream", "b=" + fixtureServer(t, "b")}}
@@ -161,7 +163,7 @@ func TestElicitationPassesThrough(t *testing.T) {
 			direct := runClient(t, plan{Command: "node", Args: []string{everythingServer(t)}, Elicit: answer, Steps: steps("trigger-elicitation-request")})
 			one := proxyPlan(t, filepath.Join(dir, "attune.toml"), nil, "node", everythingServer(t))
 			one.Elicit, one.Steps = answer, steps("trigger-elicitation-request")
-			several := plan{Command: attuneBin.get(t), Args: []string{"mcp", "--config", filepath.Join(dir, "attune.toml"),
+			several := plan{Command: attuneBin.Path(t), Args: []string{"mcp", "--config", filepath.Join(dir, "attune.toml"),
 				"--upstream", "a=" + fixtureServer(t, "a"), "--upstream", "ev=node " + everythingServer(t)},
 				Elicit: answer, Steps: steps("ev__trigger-elicitation-request")}
 			for _, via := range [][]step{runClient(t, one), runClient(t, several)} {

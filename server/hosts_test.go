@@ -9,67 +9,31 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"attune/internal/peertest"
 )
 
-// repoRoot walks up from the package folder to go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
+// attune is cmd/attune, built once for the tests that run it as a process.
+var attune peertest.Binary
 
-var buildOnce sync.Once
-var builtBin string
-var buildErr error
-
-// attuneBin builds cmd/attune once for the tests that run it as a process.
-func attuneBin(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "attune-serve-test")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "attune")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/attune")
-		cmd.Dir = repoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = err
-			builtBin = string(out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("go build ./cmd/attune: %v\n%s", buildErr, builtBin)
-	}
-	return builtBin
+func TestMain(m *testing.M) {
+	code := m.Run()
+	attune.Remove()
+	os.Exit(code)
 }
 
 // runHost runs a host program in another language against `attune serve`
 // and fails when it fails.
 func runHost(t *testing.T, name string, args ...string) {
-	root := repoRoot(t)
+	root := peertest.Root(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(),
-		"ATTUNE_BIN="+attuneBin(t),
+		"ATTUNE_BIN="+attune.Path(t),
 		"ATTUNE_CONFIG="+filepath.Join(root, "server", "testdata", "hosts", "attune.toml"),
 		"PEERS="+filepath.Join(root, "testdata", "peers"))
 	var out, errb bytes.Buffer
@@ -85,13 +49,9 @@ func runHost(t *testing.T, name string, args ...string) {
 // reads, methods, cancellation, a callback timeout, errors, replay, the log
 // and notes notifications, and the end of input.
 func TestNodeHost(t *testing.T) {
-	root := repoRoot(t)
-	if _, err := os.Stat(filepath.Join(root, "testdata", "peers", "node_modules", "vscode-jsonrpc", "package.json")); err != nil {
-		t.Fatalf("vscode-jsonrpc is not installed in testdata/peers/node_modules: run `bash scripts/peers` (%v)", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not on PATH: the Node host test needs it (%v)", err)
-	}
+	root := peertest.Root(t)
+	peertest.Peers(t, "vscode-jsonrpc/package.json")
+	peertest.Node(t)
 	runHost(t, "node", filepath.Join(root, "server", "testdata", "hosts", "node_host.cjs"))
 }
 
@@ -101,14 +61,14 @@ func TestPythonHost(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatalf("python3 is not on PATH: the Python host test needs it (%v)", err)
 	}
-	runHost(t, "python3", filepath.Join(repoRoot(t), "server", "testdata", "hosts", "python_host.py"))
+	runHost(t, "python3", filepath.Join(peertest.Root(t), "server", "testdata", "hosts", "python_host.py"))
 }
 
 // SIGTERM is the end of input: a callback waiting for the client is
 // cancelled, the request in flight is answered, and attune serve exits 0.
 func TestServeSIGTERM(t *testing.T) {
-	root := repoRoot(t)
-	cmd := exec.Command(attuneBin(t), "serve", filepath.Join(root, "server", "testdata", "hosts", "attune.toml"))
+	root := peertest.Root(t)
+	cmd := exec.Command(attune.Path(t), "serve", filepath.Join(root, "server", "testdata", "hosts", "attune.toml"))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
