@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -162,6 +164,10 @@ func (s *sessionState) boundaryRecord(kind, phase string) map[string]any {
 	return m
 }
 
+// hookSpread is how long the boundary's caller runs the hooks of several
+// registries alone before pooled workers join in.
+const hookSpread = 50 * time.Microsecond
+
 // runHooks runs the hooks of one boundary phase in parallel across
 // registries (R3.2), each with its own copy of the record, and returns the
 // notes in pin order then declaration order, and the first failure.
@@ -190,14 +196,15 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 		}
 		results[k].err = err
 	}
-	// group by registry: one goroutine per registry, hooks of one registry in order
+	// group by registry: hooks of one registry in order (a few registries:
+	// a linear search beats a map)
 	var groups [][]int
-	idx := map[*registry]int{}
+	regs := make([]*registry, 0, 4)
 	for k, h := range hooks {
-		g, ok := idx[h.reg]
-		if !ok {
+		g := slices.Index(regs, h.reg)
+		if g < 0 {
 			g = len(groups)
-			idx[h.reg] = g
+			regs = append(regs, h.reg)
 			groups = append(groups, nil)
 		}
 		groups[g] = append(groups[g], k)
@@ -207,9 +214,11 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 			run(k)
 		}
 	} else {
-		// The caller runs groups itself, one after another; pooled workers
-		// (no goroutine started per registry) take the groups it has not
-		// reached, so hooks that block still run side by side.
+		// The caller runs the groups itself, one after another: hooks that
+		// return at once cost no hand-over between goroutines. When the
+		// groups are still running after hookSpread (a hook blocks, or works
+		// long), pooled workers (no goroutine started per registry) take the
+		// groups the caller has not reached, so hooks still run side by side.
 		var next atomic.Int32
 		work := func() {
 			for g := int(next.Add(1)) - 1; g < len(groups); g = int(next.Add(1)) - 1 {
@@ -219,14 +228,21 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 			}
 		}
 		var wg sync.WaitGroup
-		for range len(groups) - 1 {
-			wg.Add(1)
-			if !i.e.workers.tryGo(func() { defer wg.Done(); work() }) {
-				wg.Done()
-				break
+		wg.Add(1) // the timer's
+		spread := time.AfterFunc(hookSpread, func() {
+			defer wg.Done()
+			for range len(groups) - int(next.Load()) { // the groups no one took yet
+				wg.Add(1)
+				if !i.e.workers.tryGo(func() { defer wg.Done(); work() }) {
+					wg.Done()
+					break
+				}
 			}
-		}
+		})
 		work()
+		if spread.Stop() {
+			wg.Done() // it never fired
+		}
 		wg.Wait()
 	}
 	var notes []session.Note
