@@ -169,19 +169,15 @@ func findOpen(ctx context.Context, ss *sessionState, key string) (*session.Entry
 	if key == "" {
 		return nil, nil
 	}
-	entries, err := ss.j.Entries(ctx)
+	open, err := ss.openCalls(ctx) // from the session's snapshot on: sessionsnapshot.go
 	if err != nil {
 		return nil, err
 	}
-	var open *session.Entry
-	for k := range entries {
-		en := &entries[k]
-		switch {
-		case en.Type == entryToolOpen && en.Key == key:
-			open = en
-		case en.Type == session.Tool && open != nil && en.CallID == open.CallID:
-			open = nil
+	for k := len(open) - 1; k >= 0; k-- {
+		if open[k].Key == key {
+			en := open[k]
+			return &en, nil
 		}
 	}
-	return open, nil
+	return nil, nil
 }

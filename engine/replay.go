@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"attune/pin"
 	"attune/session"
+	"attune/store"
 )
 
 // ReplayResult is what a replay emitted: returned, never journaled or placed.
@@ -223,6 +225,9 @@ func (i *Instance) Rollback(ctx context.Context, toTurn int) error {
 	}
 	if err := i.sess.Load().j.Truncate(ctx, cut); err != nil {
 		return err
+	}
+	if err := i.e.st.DeleteRecord(ctx, sessionSnapshotKind, session.LogName(i.rec.Session, i.id)); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err // a snapshot past the cut (sessionsnapshot.go)
 	}
 	// The next boundaries get call ids of a new generation, so they never
 	// collide with the rolled-back ones' recorded results.

@@ -34,15 +34,14 @@ type sessionState struct {
 	journaling atomic.Bool // a turn is open: tool calls are journaled
 	begun      atomic.Bool // the journal has an entry
 	rp         *replayer   // set while replaying: the host is answered from the journal
+	from       sessionBase // where the state was read from (sessionsnapshot.go)
 }
 
 func (e *Engine) openSession(ctx context.Context, i *Instance) (*sessionState, error) {
 	s := &sessionState{i: i, j: session.OpenJournal(e.st, i.rec.Session, i.id), book: session.NewBook(noteSpace(i))}
-	entries, err := s.j.Entries(ctx)
-	if err != nil {
+	if err := s.load(ctx); err != nil { // from the last snapshot: sessionsnapshot.go
 		return nil, err
 	}
-	s.adopt(entries)
 	return s, nil
 }
 

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -135,5 +136,46 @@ func BenchmarkHookNode(b *testing.B) {
 	args := []string{"node", "-e", `let s = ""; process.stdin.on("data", d => s += d).on("end", () => { JSON.parse(s); console.log("{}") })`}
 	for k := range b.N {
 		execHook(b, args, preEvent(k))
+	}
+}
+
+// BenchmarkHookProcessSession: a fresh process per event (a Lua guard on
+// the tool, so the full path) in a session that ran 1 or 300 turns before
+// (a prompt, one tool call, a stop each). The instance is brought back from
+// the last turn-end snapshot, so the long session costs what the short one
+// does:
+//
+//	go test ./hook -run XXX -bench HookProcessSession -benchtime 20x -count 3
+func BenchmarkHookProcessSession(b *testing.B) {
+	for _, turns := range []int{1, 300} {
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			cfg := benchProject(b, `"g"`, map[string]string{"g.lua": `
+guard.tool("claude/Bash", function(call, invoke)
+  if string.find(call.args.command, "rm -rf", 1, true) then return refuse("no") end
+  return invoke()
+end)`})
+			r, err := Open(context.Background(), cfg, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for k := range turns {
+				for _, ev := range []string{
+					`{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"go"}`,
+					fmt.Sprintf(`{"hook_event_name":"PreToolUse","session_id":"bench","tool_name":"Bash","tool_use_id":"old_%d","tool_input":{"command":"ls"}}`, k),
+					fmt.Sprintf(`{"hook_event_name":"PostToolUse","session_id":"bench","tool_name":"Bash","tool_use_id":"old_%d","tool_input":{"command":"ls"},"tool_response":{"stdout":"x"}}`, k),
+					`{"hook_event_name":"Stop","session_id":"bench","last_assistant_message":"done"}`,
+				} {
+					e, err := Claude{}.Parse([]byte(ev))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if a := r.Handle(context.Background(), Claude{}, e); a.Decision != "" {
+						b.Fatalf("%s: %+v", ev, a)
+					}
+				}
+			}
+			r.Close()
+			benchProcess(b, cfg, false)
+		})
 	}
 }

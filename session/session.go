@@ -12,7 +12,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -105,6 +104,7 @@ type Journal struct {
 	spare    []Entry // the buffer of the last write, reused
 	draining bool    // a background write is running or about to
 	unsynced bool    // a background write appended lazily (store.Lazy) since the last Flush
+	head     int64   // the stored length as last read or written (tail.go)
 
 	wmu sync.Mutex // held while entries are written: writes never interleave
 }
@@ -214,24 +214,25 @@ func (j *Journal) writeLocked(ctx context.Context, lazy bool) error {
 	}
 	j.buf, j.spare = j.spare, nil
 	j.mu.Unlock()
-	err := j.write(ctx, take, lazy)
+	n, err := j.write(ctx, take, lazy)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err != nil {
 		j.buf = append(take, j.buf...)
 		return err
 	}
+	j.head = n
 	clear(take)
 	j.spare = take[:0]
 	return nil
 }
 
-func (j *Journal) write(ctx context.Context, es []Entry, lazy bool) error {
+func (j *Journal) write(ctx context.Context, es []Entry, lazy bool) (int64, error) {
 	data := make([][]byte, len(es))
 	for k := range es {
 		b, err := encodeEntry(&es[k])
 		if err != nil {
-			return fmt.Errorf("journal %s: %w", j.log, err)
+			return 0, fmt.Errorf("journal %s: %w", j.log, err)
 		}
 		data[k] = b
 	}
@@ -241,31 +242,20 @@ func (j *Journal) write(ctx context.Context, es []Entry, lazy bool) error {
 	if lazy {
 		appendTo = lz.AppendLazy
 	}
-	if _, err := appendTo(ctx, j.log, store.Any, data, nil); err != nil {
-		return fmt.Errorf("journal %s: %w", j.log, err)
+	n, err := appendTo(ctx, j.log, store.Any, data, nil)
+	if err != nil {
+		return 0, fmt.Errorf("journal %s: %w", j.log, err)
 	}
 	if lazy {
 		j.unsynced = true // wmu is held
 	}
-	return nil
+	return n, nil
 }
 
 // Entries flushes, then returns every entry in order.
 func (j *Journal) Entries(ctx context.Context) ([]Entry, error) {
-	if err := j.Flush(ctx); err != nil {
-		return nil, err
-	}
-	raw, err := j.st.Read(ctx, j.log, 0, 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Entry, len(raw))
-	for k, r := range raw {
-		if err := json.Unmarshal(r.Data, &out[k]); err != nil {
-			return nil, fmt.Errorf("journal %s entry %d: %w", j.log, r.Seq, err)
-		}
-	}
-	return out, nil
+	out, _, err := j.ReadFrom(ctx, 0)
+	return out, err
 }
 
 // Truncate keeps the first n entries (rollback).
@@ -273,7 +263,13 @@ func (j *Journal) Truncate(ctx context.Context, n int) error {
 	if err := j.Flush(ctx); err != nil {
 		return err
 	}
-	return j.st.Truncate(ctx, j.log, int64(n))
+	if err := j.st.Truncate(ctx, j.log, int64(n)); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.head = min(j.head, int64(n))
+	j.mu.Unlock()
+	return nil
 }
 
 // Note is text a behavior adds to the model's context (SPEC §0, R3.7).

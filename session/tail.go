@@ -1,0 +1,90 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"attune/store"
+)
+
+// ReadFrom flushes, then returns the entries after seq after (the first
+// has seq after+1), decoded, with the stored entries they were decoded
+// from (their seqs and bytes). The journal's head becomes the last seq
+// read, or after when none is.
+func (j *Journal) ReadFrom(ctx context.Context, after int64) ([]Entry, []store.Entry, error) {
+	if err := j.Flush(ctx); err != nil {
+		return nil, nil, err
+	}
+	j.wmu.Lock()
+	defer j.wmu.Unlock()
+	raw, err := j.st.Read(ctx, j.log, after, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]Entry, len(raw))
+	for k, r := range raw {
+		if err := json.Unmarshal(r.Data, &out[k]); err != nil {
+			return nil, nil, fmt.Errorf("journal %s entry %d: %w", j.log, r.Seq, err)
+		}
+	}
+	head := after
+	if len(raw) > 0 {
+		head = raw[len(raw)-1].Seq
+	}
+	j.mu.Lock()
+	j.head = head
+	j.mu.Unlock()
+	return out, raw, nil
+}
+
+// Head is the length of the journal as this Journal knows it: the last
+// seq it read (ReadFrom) or wrote. Entries another process appended since
+// are not counted (Moved).
+func (j *Journal) Head() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.head
+}
+
+// Moved flushes, then reports whether the stored journal's length differs
+// from Head: another process appended to it (or truncated it) since this
+// Journal last read or wrote it.
+func (j *Journal) Moved(ctx context.Context) (bool, error) {
+	if err := j.Flush(ctx); err != nil {
+		return false, err
+	}
+	j.wmu.Lock()
+	defer j.wmu.Unlock()
+	n, err := j.st.Length(ctx, j.log)
+	if err != nil {
+		return false, err
+	}
+	return n != j.Head(), nil
+}
+
+// BookState is what a notebook keeps of sealed notes: their count and
+// which existed and were placed. With no note live (after a turn end) it
+// is the whole notebook.
+type BookState struct {
+	Seq     int      `json:"seq"`
+	Existed []uint64 `json:"existed,omitempty"`
+	Placed  []uint64 `json:"placed,omitempty"`
+}
+
+// State returns the notebook's sealed state (meaningful when Seal has just
+// run: live notes are not in it).
+func (b *Book) State() BookState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return BookState{Seq: b.seq, Existed: append([]uint64(nil), b.existed...), Placed: append([]uint64(nil), b.placed...)}
+}
+
+// Restore makes an empty notebook the sealed notebook st describes.
+func (b *Book) Restore(st BookState) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq = st.Seq
+	b.existed = append(bitset(nil), st.Existed...)
+	b.placed = append(bitset(nil), st.Placed...)
+}
