@@ -1,5 +1,7 @@
 package engine
 
+import "context"
+
 // Reach is what a running instance's registrations can see of its tool
 // calls, and where its session stands, taken after a host has handled an
 // event of the instance. A host that answers each event in a new process
@@ -22,11 +24,15 @@ type Reach struct {
 	InRound bool `json:"in_round,omitempty"`
 	// Pending: a re-attuned pin waits for the next turn start.
 	Pending bool `json:"pending,omitempty"`
+	// Open are the keys of the calls a harness left open (ToolBegin):
+	// their ToolEnd has a call to complete.
+	Open []string `json:"open,omitempty"`
 }
 
 // Reach returns what the instance's registrations can see and where its
-// session stands; false when the instance is not running.
-func (i *Instance) Reach() (Reach, bool) {
+// session stands; false when the instance is not running or its open
+// calls cannot be read.
+func (i *Instance) Reach(ctx context.Context) (Reach, bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	set := i.cur.Load()
@@ -57,6 +63,13 @@ func (i *Instance) Reach() (Reach, bool) {
 	ss.mu.Lock()
 	r.InTurn, r.InRound = ss.inTurn, ss.inRound
 	ss.mu.Unlock()
+	open, err := ss.openCalls(ctx)
+	if err != nil {
+		return Reach{}, false
+	}
+	for _, en := range open {
+		r.Open = append(r.Open, en.Key)
+	}
 	return r, true
 }
 

@@ -167,3 +167,16 @@ func (s *sessionState) openCalls(ctx context.Context) ([]session.Entry, error) {
 	}
 	return open, nil
 }
+
+// Stale reports whether the instance's journal moved in the store since
+// the instance last read or wrote it: another process (a hook process
+// beside a long-lived host) journaled for the same instance. A host that
+// keeps instances live across such processes brings a stale one back
+// (Restart) before it uses it.
+func (i *Instance) Stale(ctx context.Context) (bool, error) {
+	ss := i.sess.Load()
+	if ss == nil || ss.rp != nil {
+		return false, nil
+	}
+	return ss.j.Moved(ctx)
+}

@@ -49,9 +49,11 @@
 //     owner actions. Sessions do not wait for each other: two sessions
 //     committing to one project owner at once are told stale-revision (the
 //     engine's optimistic concurrency); a behavior retries the method.
-//   - `hook serve` keeps instances warm between events (Options.Warm): it
-//     must answer all of its sessions' events, not share them with command
-//     hooks of another process.
+//   - `hook serve` keeps instances warm between events (Options.Warm).
+//     Under the session's lock it compares the length of the instance's
+//     journal in the store with what the warm instance read or wrote, and
+//     brings the instance back when another process (a command hook of the
+//     same session) journaled since (engine.Instance.Stale).
 //   - A tool event that nothing of the session can see is answered with
 //     no decision without opening the store, from the instance's reach that
 //     the last event left beside the session's lock, and is not journaled

@@ -147,7 +147,7 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 		return a, err
 	}
 	if err == nil && r.store != "" && ev.Kind != SessionEnd {
-		if err := keepReach(r.dir, r.store, id, inst); err != nil {
+		if err := keepReach(ctx, r.dir, r.store, id, inst); err != nil {
 			fmt.Fprintf(r.log, "attune hook %s: %v (the next event takes the full path)\n", d.Name(), err)
 		}
 	}
@@ -196,7 +196,16 @@ func (r *Runtime) instance(ctx context.Context, d Dialect, h *config.HookHarness
 		kind, parent = engine.KindChild, main
 	}
 	if i, ok := r.e.Instance(id); ok {
-		return i, nil
+		// a warm instance (hook serve): another process may have handled
+		// events of the session since; then it is brought back
+		moved, err := i.Stale(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !moved {
+			return i, nil
+		}
+		return r.e.Restart(ctx, id)
 	}
 	o := engine.StartOptions{ID: id, Kind: kind, Parent: parent}
 	if _, err := r.e.Store().GetRecord(ctx, "instance", id); errors.Is(err, store.ErrNotFound) {

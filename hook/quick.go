@@ -37,12 +37,15 @@ import (
 //     pin does not define it;
 //   - the session has a turn and a round open, or the pin has no turn or
 //     round guard or hook (so that the call would open nothing that runs);
+//   - for PostToolUse and PostToolUseFailure, the PreToolUse of the call
+//     left no call open (it was answered quick too, or never came);
 //   - no re-attuned pin waits, and every program of the configuration is
 //     still found (a broken configuration is the full path's to report).
 //
 // Such a call is not journaled, as the engine's own fast path does not
-// journal an unseen call outside a turn: its PreToolUse and PostToolUse
-// pair nothing (both are unseen, by the same test), no note can be placed
+// journal an unseen call outside a turn: a PostToolUse whose PreToolUse
+// took the full path (and left the call open) takes it too, so a call is
+// journaled whole or not at all; no note can be placed
 // or emitted for it, and a replay of the session, which runs only what the
 // journal holds, runs the same guards and hooks with the same results.
 // A recorded scenario of the session does not show it.
@@ -101,8 +104,8 @@ func dropReach(dir, instance string) error {
 
 // keepReach writes the reach of a live instance (atomically: a reader sees
 // the old file, the new one or none).
-func keepReach(dir, store, instance string, inst *engine.Instance) error {
-	seen, ok := inst.Reach()
+func keepReach(ctx context.Context, dir, store, instance string, inst *engine.Instance) error {
+	seen, ok := inst.Reach(ctx)
 	if !ok {
 		return nil
 	}
@@ -204,6 +207,9 @@ func Quick(ctx context.Context, cfg *config.Config, d Dialect, ev Event) (a Answ
 	}
 	if seen.Sees(d.ToolPath(ev.Tool)) {
 		return Answer{}, false
+	}
+	if ev.Kind != ToolPre && slices.Contains(seen.Open, ev.ToolUseID) {
+		return Answer{}, false // its PreToolUse took the full path: complete that call
 	}
 	return Answer{}, true
 }

@@ -52,8 +52,8 @@ func TestQuickAnswer(t *testing.T) {
 		want bool
 	}{
 		{read, true},
-		{quickEvent(t, "PostToolUse", "Read", "t1"), true},
-		{quickEvent(t, "PostToolUseFailure", "Read", "t1"), true},
+		{quickEvent(t, "PostToolUse", "Read", "t1p"), true},
+		{quickEvent(t, "PostToolUseFailure", "Read", "t1f"), true},
 		{quickEvent(t, "PreToolUse", "mcp__other__get", "t2"), true},
 		{quickEvent(t, "PreToolUse", "Bash", "t3"), false},              // a guard matches
 		{quickEvent(t, "PostToolUse", "mcp__files__read", "t4"), false}, // a hook matches
@@ -69,6 +69,11 @@ func TestQuickAnswer(t *testing.T) {
 				t.Errorf("%s %s: the full path answers %+v", c.ev.Name, c.ev.Tool, a)
 			}
 		}
+	}
+	// the full path above answered PreToolUse t1 and left the call open:
+	// its PostToolUse completes it on the full path too
+	if quick(quickEvent(t, "PostToolUse", "Read", "t1")) {
+		t.Fatal("quick PostToolUse of a call its PreToolUse left open")
 	}
 	// the reach names the store file it was taken on
 	store := storeFile(cfg)
