@@ -20,6 +20,7 @@ guard.tool("**", function(call, invoke)
     a.command = "ls -la"
     return invoke(a)
   end
+  if c == "ls -R" then return invoke({command = "ls"}) end
   return invoke()
 end)
 hook.tool("**", {post = function(call, out) return "checked " .. call.path end})
@@ -110,6 +111,9 @@ func TestGeminiDialect(t *testing.T) {
 			`{"decision":"deny","reason":"no rm -rf"}`},
 		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"},` + base + `}`,
 			`{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"ls -la"}}}`},
+		// Gemini CLI merges tool_input: a dropped argument cannot be said so
+		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls -R","dir_path":"src"},` + base + `}`,
+			`{"decision":"deny","reason":"attune rewrote this call to {\"command\":\"ls\"}; run that instead"}`},
 		{`{"hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"ls"},"tool_response":{"llmContent":"a b","returnDisplay":"a b"},` + base + `}`,
 			`{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"checked gemini/run_shell_command"}}`},
 		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"sudo x"},` + base + `}`,

@@ -10,7 +10,9 @@ import (
 // BeforeTool and AfterTool, AfterAgent (the final response), SessionStart,
 // SessionEnd and PreCompress; answers carry decision allow or deny, reason,
 // and hookSpecificOutput (additionalContext; tool_input, which Gemini CLI
-// merges over the model's arguments).
+// merges over the model's arguments; a rewrite that drops an argument
+// cannot be said that way, so it is denied with the rewritten call in the
+// reason).
 //
 // Gemini CLI gives a tool call no id: BeforeTool and AfterTool of one call
 // are matched by the tool's name and the model's arguments. It has no
@@ -75,6 +77,17 @@ func (Gemini) Render(ev Event, a Answer) []byte {
 		out["systemMessage"] = a.SystemMessage
 	}
 	specific := map[string]any{}
+	if ev.Kind == ToolPre && a.UpdatedInput != nil && a.Decision != "deny" && a.Decision != "block" {
+		for k := range ev.ToolInput {
+			if _, kept := a.UpdatedInput[k]; !kept {
+				// Gemini CLI merges tool_input over the model's arguments: a
+				// key a guard removed would stay. Refuse, naming the call.
+				a.Decision, a.Reason = "deny", "attune rewrote this call to "+string(marshal(a.UpdatedInput))+"; run that instead"
+				a.UpdatedInput = nil
+				break
+			}
+		}
+	}
 	switch a.Decision {
 	case "deny", "block":
 		out["decision"] = "deny"
