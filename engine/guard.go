@@ -146,18 +146,15 @@ func guardVerdict(r *registry, ret lua.LValue) (verdict, string) {
 }
 
 // refuse and retry return marker tables, one metatable each per state.
-func fRefuse(s *luabind.State) int {
-	t := s.L.CreateTable(0, 1)
-	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
-	t.Metatable = regOf(s).refuseMT
-	s.L.Push(t)
-	return 1
-}
+func fRefuse(s *luabind.State) int { return pushVerdict(s, regOf(s).refuseMT) }
 
-func fRetry(s *luabind.State) int {
+func fRetry(s *luabind.State) int { return pushVerdict(s, regOf(s).retryMT) }
+
+// pushVerdict pushes {reason = REASON} marked by mt (guardVerdict reads it).
+func pushVerdict(s *luabind.State, mt *lua.LTable) int {
 	t := s.L.CreateTable(0, 1)
 	t.RawSetString("reason", lua.LString(s.L.OptString(1, "")))
-	t.Metatable = regOf(s).retryMT
+	t.Metatable = mt
 	s.L.Push(t)
 	return 1
 }
