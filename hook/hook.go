@@ -146,7 +146,11 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 	if inst == nil {
 		return a, err
 	}
-	if err == nil && r.store != "" && ev.Kind != SessionEnd {
+	// hook serve keeps no reach: its instances change with every event, and
+	// writing the file each time would cost more than the event; a command
+	// hook of the same session takes the full path and leaves one, which the
+	// next event here removes again
+	if err == nil && r.store != "" && ev.Kind != SessionEnd && !r.warm {
 		if err := keepReach(ctx, r.dir, r.store, id, inst); err != nil {
 			fmt.Fprintf(r.log, "attune hook %s: %v (the next event takes the full path)\n", d.Name(), err)
 		}

@@ -53,7 +53,9 @@ import (
 // Every full-path event of an instance removes its reach file before it
 // changes anything and writes it again once it has answered, under the
 // session's lock, so a process killed in between leaves no reach, and the
-// next event takes the full path.
+// next event takes the full path. `hook serve` removes it and writes none
+// (its events would pay for the file each time): command hooks of a
+// session that serve also answers take the full path after serve's events.
 
 // reachVersion is the format of a reach file.
 const reachVersion = 1
