@@ -193,15 +193,11 @@ func (e *Engine) UpgradeOwnerABI(ctx context.Context, instance, owner string) er
 	if !ok {
 		return fmt.Errorf("upgrade %s: instance %s is not running", owner, instance)
 	}
-	set, err := i.live()
+	set, o, err := i.liveOwner(owner)
 	if err != nil {
 		return err
 	}
 	defer set.release()
-	o, err := set.resolveOwner(owner)
-	if err != nil {
-		return err
-	}
 	val, _ := json.Marshal(ownerMeta{ABI: o.rd.abi})
 	if err := e.st.PutRecord(ctx, "owner", o.log, val); err != nil {
 		return err

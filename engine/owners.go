@@ -222,6 +222,21 @@ type ownerRef struct {
 	rd    *reducerDecl
 }
 
+// liveOwner resolves OWNER in the instance's current set, which the caller
+// releases when done (on an error there is none to release).
+func (i *Instance) liveOwner(owner string) (*regSet, ownerRef, error) {
+	set, err := i.live()
+	if err != nil {
+		return nil, ownerRef{}, err
+	}
+	o, err := set.resolveOwner(owner)
+	if err != nil {
+		set.release()
+		return nil, ownerRef{}, err
+	}
+	return set, o, nil
+}
+
 // resolveOwner finds OWNER in a pin (R5.2): the caller's pinned reducer
 // folds the owner, whoever created it.
 func (s *regSet) resolveOwner(addr string) (ownerRef, error) {
@@ -259,15 +274,11 @@ var resetMarker = []byte(`{"reset":true}`)
 // before it need no migration, R2.7). The ABI is not checked: a reset is
 // the host's way out.
 func (i *Instance) ResetOwner(ctx context.Context, owner string) error {
-	set, err := i.live()
+	set, o, err := i.liveOwner(owner)
 	if err != nil {
 		return err
 	}
 	defer set.release()
-	o, err := set.resolveOwner(owner)
-	if err != nil {
-		return err
-	}
 	if _, err := i.e.openOwner(ctx, o); err != nil {
 		return err
 	}
@@ -278,15 +289,11 @@ func (i *Instance) ResetOwner(ctx context.Context, owner string) error {
 // State returns an owner's folded state and revision (R2.9: opening it,
 // checking its ABI and folding it first). The state is the caller's copy.
 func (i *Instance) State(ctx context.Context, owner string) (any, int64, error) {
-	set, err := i.live()
+	set, o, err := i.liveOwner(owner)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer set.release()
-	o, err := set.resolveOwner(owner)
-	if err != nil {
-		return nil, 0, err
-	}
 	stored, err := i.e.openOwner(ctx, o)
 	if err != nil {
 		return nil, 0, err
