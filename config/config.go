@@ -117,7 +117,7 @@ func Default(dir string) *Config {
 			MemoryLimit:    DefaultMemoryLimit,
 		},
 		Floor:    Floor{RefuseMarks: []string{}},
-		MCP:      MCP{CallTimeout: DefaultMCPCallTimeout, StartTimeout: DefaultMCPStartTimeout, MaxMessage: DefaultMCPMaxMessage},
+		MCP:      MCP{CallTimeout: DefaultMCPCallTimeout, StartTimeout: DefaultMCPStartTimeout, MaxMessage: DefaultMCPMaxMessage, JournalDelay: DefaultMCPJournalDelay},
 		Bots:     map[string]*Bot{},
 		BotOrder: []string{},
 		lines:    map[string]int{},

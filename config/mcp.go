@@ -13,6 +13,9 @@ const (
 	DefaultMCPCallTimeout  = 30 * time.Second
 	DefaultMCPStartTimeout = 60 * time.Second
 	DefaultMCPMaxMessage   = 16 << 20 // bytes of one JSON-RPC message
+	// DefaultMCPJournalDelay: a tools/call's journal entries wait this
+	// long, so that the calls of those milliseconds share one store append.
+	DefaultMCPJournalDelay = 10 * time.Millisecond
 )
 
 // MCP is the [harness.mcp] table of `attune mcp`, the policy proxy in front
@@ -27,6 +30,11 @@ type MCP struct {
 	// MaxMessage bounds one JSON-RPC message from the client or an
 	// upstream, in bytes (a huge tool result is refused with an error).
 	MaxMessage int
+	// JournalDelay is how long the journal entries of a tools/call, written
+	// behind its answer, wait before they are written, so that the calls
+	// made meanwhile share one store append (one SQLite transaction and
+	// fsync); 0 writes them at once.
+	JournalDelay time.Duration
 	// Tools gives the effects of upstream tools, by tool path
 	// (mcp/UPSTREAM/TOOL) or pattern (mcp/fs/*, mcp/**), in file order.
 	// A tool no entry names has no effects.
@@ -92,7 +100,7 @@ func patternProblem(p string) string {
 	return ""
 }
 
-var mcpKeys = []string{"call_timeout", "start_timeout", "max_message", "tools"}
+var mcpKeys = []string{"call_timeout", "start_timeout", "max_message", "journal_delay", "tools"}
 
 func (d *decoder) mcp(cfg *Config, mp path, v any) {
 	t, ok := d.table(mp, v)
@@ -111,6 +119,17 @@ func (d *decoder) mcp(cfg *Config, mp path, v any) {
 		case "start_timeout":
 			if dur, ok := d.duration(p, v); ok {
 				m.StartTimeout = dur
+			}
+		case "journal_delay":
+			s, ok := v.(string)
+			dur, err := time.ParseDuration(s)
+			switch {
+			case !ok || err != nil:
+				d.errorf(p, `want a duration like "10ms" (or "0s": at once), got %s`, tomlx.Describe(v))
+			case dur < 0 || dur > 10*time.Second:
+				d.errorf(p, `want a duration between "0s" and "10s", got %s`, quote(s))
+			default:
+				m.JournalDelay = dur
 			}
 		case "max_message":
 			n, ok := v.(int64)

@@ -14,7 +14,7 @@ func TestHarnessMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := cfg.MCP; m.CallTimeout != DefaultMCPCallTimeout || m.StartTimeout != DefaultMCPStartTimeout || m.MaxMessage != DefaultMCPMaxMessage || len(m.Tools) != 0 {
+	if m := cfg.MCP; m.CallTimeout != DefaultMCPCallTimeout || m.StartTimeout != DefaultMCPStartTimeout || m.MaxMessage != DefaultMCPMaxMessage || m.JournalDelay != DefaultMCPJournalDelay || len(m.Tools) != 0 {
 		t.Errorf("defaults: %+v", m)
 	}
 	cfg, err = Parse("attune.toml", []byte(`
@@ -22,6 +22,7 @@ func TestHarnessMCP(t *testing.T) {
 call_timeout = "250ms"
 start_timeout = "2m"
 max_message = 1024
+journal_delay = "0s"
 [harness.mcp.tools]
 "mcp/fs/write_file" = ["write"]
 "mcp/fs/*" = ["read"]
@@ -31,7 +32,7 @@ max_message = 1024
 		t.Fatal(err)
 	}
 	m := cfg.MCP
-	if m.CallTimeout != 250*time.Millisecond || m.StartTimeout != 2*time.Minute || m.MaxMessage != 1024 {
+	if m.CallTimeout != 250*time.Millisecond || m.StartTimeout != 2*time.Minute || m.MaxMessage != 1024 || m.JournalDelay != 0 {
 		t.Errorf("values: %+v", m)
 	}
 	for path, want := range map[string][]string{
@@ -49,6 +50,8 @@ max_message = 1024
 		{"[harness.mcp]\ncall_timeout = '-1s'\n", `attune.toml:2: harness.mcp.call_timeout: want a duration > 0, got "-1s"`},
 		{"[harness.mcp]\nstart_timeout = true\n", `attune.toml:2: harness.mcp.start_timeout: want a duration like "30s", got boolean true`},
 		{"[harness.mcp]\nmax_message = 0\n", `attune.toml:2: harness.mcp.max_message: want a number of bytes between 1 and 1073741824, got 0`},
+		{"[harness.mcp]\njournal_delay = 5\n", `attune.toml:2: harness.mcp.journal_delay: want a duration like "10ms" (or "0s": at once), got integer 5`},
+		{"[harness.mcp]\njournal_delay = '1m'\n", `attune.toml:2: harness.mcp.journal_delay: want a duration between "0s" and "10s", got "1m"`},
 		{"[harness.mcp]\ncall_timout = '1s'\n", `attune.toml:2: harness.mcp.call_timout: unknown key; did you mean "call_timeout"?`},
 		{"[harness.mcp.tools]\n'mcp/*/x' = ['read']\n", `attune.toml:2: harness.mcp.tools."mcp/*/x": pattern "mcp/*/x": a * may only end a pattern, as /* or /**`},
 		{"[harness.mcp.tools]\n'mcp/fs/x' = 'read'\n", `attune.toml:2: harness.mcp.tools."mcp/fs/x": want a list of strings, got string`},

@@ -99,6 +99,13 @@ type Options struct {
 	// replay), with the emitting instance. Called on the emitting
 	// goroutine: it must return quickly and not call into the engine.
 	Notes func(instance string, n Note)
+	// JournalDelay is how long journal entries written behind a call (a
+	// tool call inside a turn, a host method call outside one) wait before
+	// they are written, so that the calls made meanwhile share one store
+	// append (session.Journal.SetBehindDelay); 0 writes them at once.
+	// What returns durable (boundaries, methods inside a turn) is not
+	// delayed.
+	JournalDelay time.Duration
 }
 
 // Engine holds the configuration, the store, the packs, the host's tools
@@ -117,6 +124,7 @@ type Engine struct {
 	obs       Observer
 	hostWait  time.Duration // host_timeout
 	onNote    func(string, Note)
+	jdelay    time.Duration     // Options.JournalDelay
 	lib       *luabind.Library  // the forms, invoke and the host's libraries
 	watchdog  *luabind.Watchdog // engine.memory_limit; nil when off
 
@@ -166,6 +174,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		e.budget = time.Second
 	}
 	e.onNote = o.Notes
+	e.jdelay = o.JournalDelay
 	e.lib = formsLib()
 	if len(o.Libraries) > 0 {
 		host, err := hostFuncs(o.Libraries)

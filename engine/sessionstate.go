@@ -39,6 +39,7 @@ type sessionState struct {
 
 func (e *Engine) openSession(ctx context.Context, i *Instance) (*sessionState, error) {
 	s := &sessionState{i: i, j: session.OpenJournal(e.st, i.rec.Session, i.id), book: session.NewBook(noteSpace(i))}
+	s.j.SetBehindDelay(e.jdelay)
 	if err := s.load(ctx); err != nil { // from the last snapshot: sessionsnapshot.go
 		return nil, err
 	}

@@ -151,7 +151,7 @@ func Serve(ctx context.Context, o Options) error {
 		quit:       make(chan struct{}),
 	}
 	logger := slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	p.e, err = engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Logger: logger})
+	p.e, err = engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Logger: logger, JournalDelay: cfg.MCP.JournalDelay})
 	if err != nil {
 		return err
 	}

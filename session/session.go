@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"attune/store"
 )
@@ -101,10 +102,11 @@ type Journal struct {
 
 	mu       sync.Mutex
 	buf      []Entry
-	spare    []Entry // the buffer of the last write, reused
-	draining bool    // a background write is running or about to
-	unsynced bool    // a background write appended lazily (store.Lazy) since the last Flush
-	head     int64   // the stored length as last read or written (tail.go)
+	spare    []Entry       // the buffer of the last write, reused
+	draining bool          // a background write is running or about to
+	unsynced bool          // a background write appended lazily (store.Lazy) since the last Flush
+	head     int64         // the stored length as last read or written (tail.go)
+	delay    time.Duration // how long a background write waits to start (SetBehindDelay)
 
 	wmu sync.Mutex // held while entries are written: writes never interleave
 }
@@ -153,11 +155,29 @@ func (j *Journal) AddBehind(es ...Entry) {
 		_ = j.Flush(context.Background()) // an error stays buffered: the next Flush reports it
 	case !j.draining:
 		j.draining = true
+		d := j.delay
 		j.mu.Unlock()
-		go j.drain()
+		if d > 0 {
+			time.AfterFunc(d, j.drain)
+		} else {
+			go j.drain()
+		}
 	default:
 		j.mu.Unlock()
 	}
+}
+
+// SetBehindDelay has every background write wait d before it starts, so
+// that the entries added meanwhile (the calls of those d) share its one
+// store append (on SQLite, one transaction); 0, the default, starts it at
+// once. Entries added behind are then written at most d after they were
+// added, plus the write's own time (until then a crash of the process
+// loses them), and durable at the latest when the next Flush returns;
+// Flush itself never waits.
+func (j *Journal) SetBehindDelay(d time.Duration) {
+	j.mu.Lock()
+	j.delay = d
+	j.mu.Unlock()
 }
 
 // WriteBehind has the buffered entries written in the background, as
