@@ -24,14 +24,21 @@ import (
 // The WAL is written in order, so a flush that started after a commit
 // covers it and every commit before it. Each write transaction takes the
 // next number of a commit counter; a write returns once a flush that
-// started after its commit has finished (synced >= its number), flushing
-// itself when none has. An answer that reads state (a stale length, a
+// started after its commit has finished (synced >= its number). One flush
+// runs at a time: a write that finds one running waits for it, and the
+// next flush, started as soon as it ends, covers every commit made
+// meanwhile, so under load one fsync serves every writer that committed
+// during the previous one. An answer that reads state (a stale length, a
 // known call id, a record already there) also waits for the commits it
 // may have seen.
 type walSync struct {
 	mu        sync.Mutex // held across a write transaction and its number
 	committed atomic.Int64
 	synced    atomic.Int64
+
+	smu      sync.Mutex // guards flushing; done waits on it
+	flushing bool
+	done     *sync.Cond // broadcast when a flush ends
 
 	fmu  sync.Mutex // guards f
 	f    *os.File   // the WAL, opened on the first flush
@@ -43,15 +50,33 @@ func (w *walSync) syncThrough(seq int64) error {
 	if w.synced.Load() >= seq {
 		return nil
 	}
-	if err := w.flush(); err != nil {
-		return err
+	w.smu.Lock()
+	defer w.smu.Unlock()
+	if w.done == nil {
+		w.done = sync.NewCond(&w.smu)
 	}
-	for {
-		cur := w.synced.Load()
-		if cur >= seq || w.synced.CompareAndSwap(cur, seq) {
-			return nil
+	for w.synced.Load() < seq {
+		if w.flushing {
+			w.done.Wait()
+			continue
+		}
+		// Every commit numbered up to target has finished: a flush
+		// started now covers them all.
+		target := w.committed.Load()
+		w.flushing = true
+		w.smu.Unlock()
+		err := w.flush()
+		w.smu.Lock()
+		w.flushing = false
+		if err == nil && target > w.synced.Load() {
+			w.synced.Store(target)
+		}
+		w.done.Broadcast()
+		if err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // flush fsyncs the WAL file (the database file when there is no WAL).
