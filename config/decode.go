@@ -241,35 +241,11 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 				}
 			}
 		case "callback_budget":
-			s, ok := v.(string)
-			if !ok {
-				d.errorf(p, `want a duration like "1s", got %s`, tomlx.Describe(v))
-				break
-			}
-			dur, err := time.ParseDuration(s)
-			switch {
-			case err != nil:
-				d.errorf(p, `want a duration like "1s", got %s`, quote(s))
-			case dur <= 0:
-				d.errorf(p, `want a duration > 0, got %s`, quote(s))
-			case dur > MaxCallbackBudget:
-				d.errorf(p, `want a duration of at most %s, got %s`, MaxCallbackBudget, quote(s))
-			default:
+			if dur, ok := d.duration(p, v, "1s", MaxCallbackBudget); ok {
 				cfg.Engine.CallbackBudget = dur
 			}
 		case "host_timeout":
-			s, ok := v.(string)
-			if !ok {
-				d.errorf(p, `want a duration like "30s", got %s`, tomlx.Describe(v))
-				break
-			}
-			dur, err := time.ParseDuration(s)
-			switch {
-			case err != nil:
-				d.errorf(p, `want a duration like "30s", got %s`, quote(s))
-			case dur <= 0 || dur > 24*time.Hour:
-				d.errorf(p, `want a duration > 0 and at most 24h, got %s`, quote(s))
-			default:
+			if dur, ok := d.duration(p, v, "30s", MaxHostTimeout); ok {
 				cfg.Engine.HostTimeout = dur
 			}
 		case "memory_limit":

@@ -3,8 +3,9 @@ package config
 import (
 	"errors"
 	"sort"
-	"strconv"
 	"strings"
+
+	"attune/internal/tomlx"
 )
 
 // Error is one problem in a configuration: where it is and what is wrong.
@@ -25,31 +26,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	switch {
-	case e.File != "" && e.Line > 0:
-		b.WriteString(e.File)
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Line))
-	case e.File != "":
-		b.WriteString(e.File)
-	case e.Line > 0:
-		b.WriteString("line ")
-		b.WriteString(strconv.Itoa(e.Line))
-	}
-	if e.Line > 0 && e.Col > 0 {
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(e.Col))
-	}
-	if b.Len() > 0 {
-		b.WriteString(": ")
-	}
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
+	return tomlx.Located(e.File, e.Line, e.Col, e.Path, e.Msg)
 }
 
 // Unwrap returns the underlying cause (an os error for a file that cannot

@@ -13,6 +13,8 @@ import (
 const (
 	// MaxCallbackBudget bounds engine.callback_budget.
 	MaxCallbackBudget = 10 * time.Minute
+	// MaxHostTimeout bounds [engine] host_timeout.
+	MaxHostTimeout = 24 * time.Hour
 	// MaxRetryBudget bounds a bot's retry_budget.
 	MaxRetryBudget = 100
 	// MinMemoryLimit and MaxMemoryLimit bound engine.memory_limit (0 turns

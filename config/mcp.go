@@ -113,11 +113,11 @@ func (d *decoder) mcp(cfg *Config, mp path, v any) {
 		d.line(p)
 		switch k {
 		case "call_timeout":
-			if dur, ok := d.duration(p, v); ok {
+			if dur, ok := d.duration(p, v, "30s", 0); ok {
 				m.CallTimeout = dur
 			}
 		case "start_timeout":
-			if dur, ok := d.duration(p, v); ok {
+			if dur, ok := d.duration(p, v, "30s", 0); ok {
 				m.StartTimeout = dur
 			}
 		case "journal_delay":
@@ -161,19 +161,22 @@ func (d *decoder) mcp(cfg *Config, mp path, v any) {
 	}
 }
 
-// duration reads a positive duration like "30s".
-func (d *decoder) duration(p path, v any) (time.Duration, bool) {
+// duration reads a positive duration like example ("30s"), at most max
+// when max > 0. Every duration key says the same thing for the same mistake.
+func (d *decoder) duration(p path, v any, example string, max time.Duration) (time.Duration, bool) {
 	s, ok := v.(string)
 	if !ok {
-		d.errorf(p, `want a duration like "30s", got %s`, tomlx.Describe(v))
+		d.errorf(p, `want a duration like %s, got %s`, quote(example), tomlx.Describe(v))
 		return 0, false
 	}
 	dur, err := time.ParseDuration(s)
 	switch {
 	case err != nil:
-		d.errorf(p, `want a duration like "30s", got %s`, quote(s))
+		d.errorf(p, `want a duration like %s, got %s`, quote(example), quote(s))
 	case dur <= 0:
 		d.errorf(p, `want a duration > 0, got %s`, quote(s))
+	case max > 0 && dur > max:
+		d.errorf(p, `want a duration of at most %s, got %s`, max, quote(s))
 	default:
 		return dur, true
 	}

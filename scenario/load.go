@@ -212,18 +212,7 @@ type LoadError struct {
 }
 
 func (e *LoadError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	if e.Key != "" {
-		b.WriteString(e.Key)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
+	return tomlx.Located(e.File, e.Line, 0, e.Key, e.Msg)
 }
 
 // Unwrap returns the cause (a config error, a TOML parse error), if any.

@@ -121,3 +121,35 @@ func Distance(a, b string) int {
 	}
 	return d[len(a)][len(b)]
 }
+
+// Located formats one problem the way config and scenario errors print it:
+// "FILE:LINE:COL: PATH: MSG". Parts that are unknown are left out: line 0
+// drops the line and column, col 0 the column, an empty path the path; with
+// no file but a line it reads "line LINE: ...".
+func Located(file string, line, col int, path, msg string) string {
+	var b strings.Builder
+	switch {
+	case file != "" && line > 0:
+		b.WriteString(file)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(line))
+	case file != "":
+		b.WriteString(file)
+	case line > 0:
+		b.WriteString("line ")
+		b.WriteString(strconv.Itoa(line))
+	}
+	if line > 0 && col > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(col))
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	if path != "" {
+		b.WriteString(path)
+		b.WriteString(": ")
+	}
+	b.WriteString(msg)
+	return b.String()
+}

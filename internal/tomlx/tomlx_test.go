@@ -67,3 +67,23 @@ func TestLine(t *testing.T) {
 		t.Errorf("line of nothing = %d, want 0", got)
 	}
 }
+
+// Config and scenario errors print their position the same way.
+func TestLocated(t *testing.T) {
+	for _, c := range []struct {
+		file      string
+		line, col int
+		path, msg string
+		want      string
+	}{
+		{"a.toml", 3, 7, "bots.main", "bad", "a.toml:3:7: bots.main: bad"},
+		{"a.toml", 3, 0, "bots.main", "bad", "a.toml:3: bots.main: bad"},
+		{"a.toml", 0, 7, "", "bad", "a.toml: bad"},
+		{"", 4, 0, "k", "bad", "line 4: k: bad"},
+		{"", 0, 0, "", "bad", "bad"},
+	} {
+		if got := Located(c.file, c.line, c.col, c.path, c.msg); got != c.want {
+			t.Errorf("Located(%q, %d, %d, %q, %q) = %q, want %q", c.file, c.line, c.col, c.path, c.msg, got, c.want)
+		}
+	}
+}
