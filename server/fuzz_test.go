@@ -32,7 +32,10 @@ func FuzzServe(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	cfg, err := config.Parse("attune.toml", []byte("[engine]\nhost_timeout = \"200ms\"\n[bots.main]\nbehaviors = []\nceiling = [\"read\"]\n"))
+	// A callback whose answer the input garbled waits for host_timeout: long
+	// enough that a loaded machine still answers the final calls in time,
+	// short enough that such an input does not stall the fuzzer.
+	cfg, err := config.Parse("attune.toml", []byte("[engine]\nhost_timeout = \"1s\"\n[bots.main]\nbehaviors = []\nceiling = [\"read\"]\n"))
 	if err != nil {
 		f.Fatal(err)
 	}
