@@ -45,7 +45,7 @@ func toolText(m map[string]any) (string, bool) {
 // is not JSON. Each next call is answered.
 func TestUpstreamBreaksProtocol(t *testing.T) {
 	dir := tmpDir(t)
-	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\ncall_timeout = \"600ms\"\n")
+	writeFile(t, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \"memory:\"\n[harness.mcp]\ncall_timeout = \"1500ms\"\n")
 	r := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "node", filepath.Join(peertest.Root(t), "mcpproxy", "testdata", "badserver.mjs"))
 	r.send(initLine)
 	if m := r.recv(20 * time.Second); m["result"] == nil {
@@ -70,7 +70,7 @@ func TestUpstreamBreaksProtocol(t *testing.T) {
 	for k, c := range []struct{ tool, want string }{
 		{"truncated", "the call failed: upstream upstream, tools/call: it sent a line that is not a JSON-RPC 2.0 message: unmarshaling jsonrpc message: unexpected end of JSON input"},
 		{"notobject", `the call failed: upstream upstream, tools/call: its result is not an object: "a string"`},
-		{"silent", "the call failed: upstream upstream, tools/call: the upstream did not answer in time (call_timeout 600ms in [harness.mcp])"},
+		{"silent", "the call failed: upstream upstream, tools/call: the upstream did not answer in time (call_timeout 1.5s in [harness.mcp])"},
 		{"notjson", "the call failed: upstream upstream, tools/call: it sent a line that is not a JSON-RPC 2.0 message: unmarshaling jsonrpc message: invalid character 'S' looking for beginning of value"},
 	} {
 		id := 10 + 2*k
@@ -87,7 +87,7 @@ func TestUpstreamBreaksProtocol(t *testing.T) {
 		t.Errorf("strayid: %q %v, want the answer to the call (the stray answer ignored)", text, isErr)
 	}
 	m := r.rawCall(31, `{"jsonrpc":"2.0","id":31,"method":"prompts/get","params":{"name":"p"}}`, 10*time.Second)
-	if code, msg := errorOf(m); code != -32001 || msg != "attune mcp: upstream upstream, prompts/get: the upstream did not answer in time (call_timeout 600ms in [harness.mcp])" {
+	if code, msg := errorOf(m); code != -32001 || msg != "attune mcp: upstream upstream, prompts/get: the upstream did not answer in time (call_timeout 1.5s in [harness.mcp])" {
 		t.Errorf("a forwarded request never answered: %v", m)
 	}
 	echo(32)
