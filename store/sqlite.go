@@ -51,6 +51,10 @@ type SQLite struct {
 	group committer // appends waiting together, committed together
 	wal   walSync   // flushes of the WAL
 	shm   shmFile   // the WAL-index header: has anything committed?
+	// keep is a reader connection held while the store is open: SQLite
+	// resets the -shm file when a process's last connection to it closed
+	// and a new one opens, and shm.go maps that file.
+	keep  *sql.Conn
 	cache readCache // what was read or written, while nothing committed
 }
 
@@ -146,9 +150,13 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		return nil, s.openError(err)
 	}
 	readers := max(4, runtime.GOMAXPROCS(0))
-	s.r.SetMaxOpenConns(readers)
+	s.r.SetMaxOpenConns(readers + 1) // keep is one of them
 	s.r.SetMaxIdleConns(readers)
-	if err := s.r.PingContext(ctx); err != nil {
+	if s.keep, err = s.r.Conn(ctx); err != nil {
+		return nil, s.openError(err)
+	}
+	var objects int64 // a read: the connection maps the -shm file
+	if err := s.keep.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects); err != nil {
 		return nil, s.openError(err)
 	}
 	if err := s.prepare(ctx); err != nil {
@@ -673,7 +681,7 @@ func (s *SQLite) GetCall(ctx context.Context, log, id string) (CallRecord, error
 // Close implements Store: it closes the readers, then the writer, whose
 // close checkpoints the WAL into the main file.
 func (s *SQLite) Close() error {
-	var errs []error
+	errs := []error{s.shm.close()} // before any connection closes
 	for _, st := range []*sql.Stmt{s.rRead, s.rLength, s.rGetCall, s.rGetBlob, s.rGetRecord,
 		s.wLength, s.wGetCall, s.wInsertCall} {
 		if st != nil {
@@ -685,13 +693,16 @@ func (s *SQLite) Close() error {
 			errs = append(errs, st.Close())
 		}
 	}
+	if s.keep != nil {
+		errs = append(errs, s.keep.Close())
+	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
-	errs = append(errs, s.wal.close(), s.shm.close())
+	errs = append(errs, s.wal.close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: close %s: %w", s.path, err)
 	}
