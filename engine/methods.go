@@ -454,9 +454,9 @@ func (mc *methodCall) record(o ownerRef, call *store.CallRecord, result any, rev
 	return MethodOutcome{Status: StatusOK, Result: result, Revision: rev}
 }
 
-// behind reports whether a query's record may be written behind the call:
-// no turn is open (a journaled call's record must be there for replay) and
-// no replay runs.
+// behind reports whether a query's record may stay in memory, unwritten
+// (callsbehind.go): no turn is open (a journaled call's record must be in
+// the store for replay) and no replay runs.
 func (mc *methodCall) behind() bool {
 	s := mc.i.sess.Load()
 	return s == nil || s.quiet()

@@ -26,8 +26,9 @@ func benchAppend(b *testing.B, s store.Store) {
 	}
 }
 
-// BenchmarkAppendSQLite is the cost of one durable append (synchronous=FULL:
-// one fsync of the WAL per commit).
+// BenchmarkAppendSQLite is the cost of one durable append: a commit and
+// one fdatasync of the WAL (wal.go). With one appender it is the disk's
+// flush latency, the floor of every durable write.
 func BenchmarkAppendSQLite(b *testing.B) {
 	s := openSQLite(b, sqlitePath(b))
 	defer s.Close()
