@@ -42,6 +42,10 @@ func newLTable(acap int, hcap int) *LTable {
 	}
 	if hcap != 0 {
 		tb.strdict = make(map[string]LValue, hcap)
+		// attune: the key order list and index sized like the hash part,
+		// so that filling a table of hcap string keys does not grow them
+		tb.keys = make([]LValue, 0, hcap)
+		tb.k2i = make(map[LValue]int, hcap)
 	}
 	return tb
 }
@@ -213,7 +217,7 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 		delete(tb.strdict, key)
 	} else {
 		tb.strdict[key] = value
-		lkey := LString(key)
+		var lkey LValue = LString(key) // attune: boxed once, not per use
 		if _, ok := tb.k2i[lkey]; !ok {
 			tb.k2i[lkey] = len(tb.keys)
 			tb.keys = append(tb.keys, lkey)
