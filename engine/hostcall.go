@@ -9,9 +9,11 @@ import (
 // ends with the caller's or after the engine's host_timeout, and a panic in
 // one becomes a failure of its call.
 
-// hostCtx derives the ctx of one host callback.
-func (e *Engine) hostCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, e.hostWait)
+// hostCtx derives the ctx of one host callback: a deadline host_timeout
+// away, whose timer is made only if the callback waits on it (lazyctx.go).
+// The caller defers its cancel.
+func (e *Engine) hostCtx(ctx context.Context) *lazyDeadline {
+	return newLazyDeadline(ctx, e.hostWait)
 }
 
 // hostTimedOut turns the error of a callback whose ctx ran out into a
@@ -53,8 +55,8 @@ func corePanic(path string, err *error) {
 
 // runCore runs a host core under the host timeout.
 func (e *Engine) runCore(ctx context.Context, core CoreFunc, c CoreCall) (any, error) {
-	hctx, cancel := e.hostCtx(ctx)
-	defer cancel()
+	hctx := e.hostCtx(ctx)
+	defer hctx.cancel()
 	res, err := callCore(hctx, core, c)
 	if err != nil {
 		return nil, e.hostTimedOut(ctx, hctx, "host tool "+c.Path, err)
@@ -69,8 +71,8 @@ func (e *Engine) runFloor(ctx context.Context, c FloorCall) (reason string, refu
 		reason, refused = e.floor(ctx, c)
 		return reason, refused, nil
 	}
-	hctx, cancel := e.hostCtx(ctx)
-	defer cancel()
+	hctx := e.hostCtx(ctx)
+	defer hctx.cancel()
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -92,8 +94,8 @@ func (e *Engine) runRead(ctx context.Context, key string) (v any, err error) {
 	if e.read == nil {
 		return nil, nil
 	}
-	hctx, cancel := e.hostCtx(ctx)
-	defer cancel()
+	hctx := e.hostCtx(ctx)
+	defer hctx.cancel()
 	func() {
 		defer func() {
 			if p := recover(); p != nil {

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// lazyDeadline is the ctx of one host callback under the host timeout: the
+// caller's ctx with a deadline host_timeout after the callback started. Most
+// callbacks (an in-process core, the floor) return without ever asking for
+// Done, so the timer behind it is made only when someone does (Done, or Err
+// once the deadline has passed); a callback that never waits costs one
+// clock read and this struct, not a timer and its context.
+type lazyDeadline struct {
+	parent   context.Context
+	deadline time.Time
+	mu       sync.Mutex
+	inner    atomic.Pointer[lazyInner] // set once, under mu
+	done     bool                      // cancelled before inner was made
+}
+
+type lazyInner struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newLazyDeadline(parent context.Context, d time.Duration) *lazyDeadline {
+	l := &lazyDeadline{parent: parent, deadline: time.Now().Add(d)}
+	if pd, ok := parent.Deadline(); ok && pd.Before(l.deadline) {
+		l.deadline = pd
+	}
+	return l
+}
+
+// real makes (once) the context the lazy one stands for.
+func (l *lazyDeadline) real() context.Context {
+	if in := l.inner.Load(); in != nil {
+		return in.ctx
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if in := l.inner.Load(); in != nil {
+		return in.ctx
+	}
+	ctx, cancel := context.WithDeadline(l.parent, l.deadline)
+	if l.done { // asked for after the callback returned: already over
+		cancel()
+	}
+	l.inner.Store(&lazyInner{ctx: ctx, cancel: cancel})
+	return ctx
+}
+
+func (l *lazyDeadline) Deadline() (time.Time, bool) { return l.deadline, true }
+
+func (l *lazyDeadline) Done() <-chan struct{} { return l.real().Done() }
+
+func (l *lazyDeadline) Err() error {
+	if in := l.inner.Load(); in != nil {
+		return in.ctx.Err()
+	}
+	l.mu.Lock()
+	done := l.done
+	l.mu.Unlock()
+	if done || l.parent.Err() != nil || !time.Now().Before(l.deadline) {
+		return l.real().Err()
+	}
+	return nil
+}
+
+// Value answers from the parent until the context is over; from then on
+// (and once made) from the real context, so that context.Cause and the
+// contexts derived from this one see its end.
+func (l *lazyDeadline) Value(key any) any {
+	if in := l.inner.Load(); in != nil {
+		return in.ctx.Value(key)
+	}
+	if l.Err() != nil {
+		return l.real().Value(key)
+	}
+	return l.parent.Value(key)
+}
+
+// cancel ends the context, as a CancelFunc: the timer, if made, is stopped.
+func (l *lazyDeadline) cancel() {
+	l.mu.Lock()
+	l.done = true
+	in := l.inner.Load()
+	l.mu.Unlock()
+	if in != nil {
+		in.cancel()
+	}
+}
