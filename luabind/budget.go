@@ -27,18 +27,31 @@ type budget struct {
 	fired    bool
 	cause    error // why it fired: ErrBudget, ErrMemoryLimit or a *CancelError (the host's context ended)
 	timer    *time.Timer
+	base     time.Time       // the budget's clock is the monotonic time since base (now)
 	pending  bool            // the timer will fire
-	fireAt   time.Time       // when it will
+	fireAt   time.Duration   // when it will (on the budget's clock)
 	frames   []time.Duration // remaining time of each open frame
 	starts   []time.Duration // what each open frame started with
 	running  bool            // the top frame's clock is ticking
-	deadline time.Time
-	stopped  int64 // the watchdog's sample count when the clock last stopped (watchdog.go)
+	deadline time.Duration   // on the budget's clock
+	stopped  int64           // the watchdog's sample count when the clock last stopped (watchdog.go)
 }
 
 func newBudget(limit time.Duration) *budget {
-	return &budget{limit: limit, done: make(chan struct{})}
+	return &budget{limit: limit, done: make(chan struct{}), base: time.Now()}
 }
+
+// later is now+d on the budget's clock, saturating instead of wrapping.
+func later(now, d time.Duration) time.Duration {
+	if d > NoCap-now {
+		return NoCap
+	}
+	return now + d
+}
+
+// now reads the budget's clock: one monotonic clock read (time.Since of a
+// time with a monotonic reading), where time.Now reads the wall clock too.
+func (b *budget) now() time.Duration { return time.Since(b.base) }
 
 // context.Context, read by the VM at every instruction while set.
 func (b *budget) Deadline() (time.Time, bool) { return time.Time{}, false }
@@ -92,8 +105,8 @@ func (b *budget) fire() {
 	if b.fired || !b.running {
 		return
 	}
-	now := time.Now()
-	if rem := b.deadline.Sub(now); rem > 0 {
+	now := b.now()
+	if rem := b.deadline - now; rem > 0 {
 		b.arm(now, rem)
 		return
 	}
@@ -102,14 +115,14 @@ func (b *budget) fire() {
 }
 
 // arm makes sure the timer fires no later than d from now.
-func (b *budget) arm(now time.Time, d time.Duration) {
-	at := now.Add(d)
+func (b *budget) arm(now, d time.Duration) {
+	at := later(now, d)
 	switch {
 	case b.timer == nil:
 		b.timer = time.AfterFunc(d, b.fire)
 	case !b.pending:
 		b.timer.Reset(d)
-	case b.fireAt.After(at):
+	case b.fireAt > at:
 		if !b.timer.Stop() {
 			return // fire is running: it re-arms for the running frame
 		}
@@ -121,20 +134,20 @@ func (b *budget) arm(now time.Time, d time.Duration) {
 }
 
 // startLocked starts the top frame's clock.
-func (b *budget) startLocked(now time.Time) {
+func (b *budget) startLocked(now time.Duration) {
 	rem := b.frames[len(b.frames)-1]
 	b.running = true
-	b.deadline = now.Add(rem)
+	b.deadline = later(now, rem)
 	b.arm(now, rem)
 }
 
 // pauseLocked stops the top frame's clock, keeping what remains.
-func (b *budget) pauseLocked(now time.Time) {
+func (b *budget) pauseLocked(now time.Duration) {
 	if !b.running {
 		return
 	}
 	b.running = false
-	b.frames[len(b.frames)-1] = b.deadline.Sub(now)
+	b.frames[len(b.frames)-1] = b.deadline - now
 	b.stoppedLocked()
 }
 
@@ -152,7 +165,7 @@ const NoCap = time.Duration(1<<63 - 1)
 // the frame below (a nested callback spends its caller's budget), or
 // within. It reports whether it is the outermost one.
 func (b *budget) enter(within time.Duration) bool {
-	now := time.Now()
+	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pauseLocked(now)
@@ -173,14 +186,14 @@ func (b *budget) enter(within time.Duration) bool {
 // and how much script time the frame used, which is charged to the frame
 // below. The frame below stays paused until resume.
 func (b *budget) exit() (bool, time.Duration) {
-	now := time.Now()
+	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	top := len(b.frames) - 1
 	rem := b.frames[top]
 	if b.running {
 		b.running = false
-		rem = b.deadline.Sub(now)
+		rem = b.deadline - now
 		b.stoppedLocked()
 	}
 	used := max(b.starts[top]-rem, 0)
@@ -203,7 +216,7 @@ func (b *budget) exit() (bool, time.Duration) {
 
 // remaining is what the top frame has left (NoCap outside a callback).
 func (b *budget) remaining() time.Duration {
-	now := time.Now()
+	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := len(b.frames)
@@ -211,7 +224,7 @@ func (b *budget) remaining() time.Duration {
 	case n == 0:
 		return NoCap
 	case b.running:
-		return b.deadline.Sub(now)
+		return b.deadline - now
 	}
 	return b.frames[n-1]
 }
@@ -228,7 +241,7 @@ func (b *budget) spend(d time.Duration) {
 
 // suspend stops the clock while the script waits for host work.
 func (b *budget) suspend() {
-	now := time.Now()
+	now := b.now()
 	b.mu.Lock()
 	b.pauseLocked(now)
 	b.mu.Unlock()
@@ -241,7 +254,7 @@ func (b *budget) resume() {
 	if len(b.frames) == 0 || b.running {
 		return
 	}
-	now := time.Now()
+	now := b.now()
 	if b.frames[len(b.frames)-1] <= 0 {
 		b.running = true
 		b.deadline = now
