@@ -219,30 +219,29 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 		// groups are still running after hookSpread (a hook blocks, or works
 		// long), pooled workers (no goroutine started per registry) take the
 		// groups the caller has not reached, so hooks still run side by side.
+		// The caller waits for the groups to finish, not for the workers:
+		// a worker that starts after the caller took every group finds
+		// nothing to do, and no one waits for it to be scheduled.
 		var next atomic.Int32
+		var wg sync.WaitGroup
+		wg.Add(len(groups))
 		work := func() {
 			for g := int(next.Add(1)) - 1; g < len(groups); g = int(next.Add(1)) - 1 {
 				for _, k := range groups[g] {
 					run(k)
 				}
+				wg.Done()
 			}
 		}
-		var wg sync.WaitGroup
-		wg.Add(1) // the timer's
 		spread := time.AfterFunc(hookSpread, func() {
-			defer wg.Done()
 			for range len(groups) - int(next.Load()) { // the groups no one took yet
-				wg.Add(1)
-				if !i.e.workers.tryGo(func() { defer wg.Done(); work() }) {
-					wg.Done()
+				if !i.e.workers.tryGo(work) {
 					break
 				}
 			}
 		})
 		work()
-		if spread.Stop() {
-			wg.Done() // it never fired
-		}
+		spread.Stop()
 		wg.Wait()
 	}
 	var notes []session.Note
