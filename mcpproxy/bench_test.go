@@ -106,13 +106,14 @@ ceiling = ["read"]
 	}
 }
 
-// BenchmarkToolCallPaired calls the same three ways in turn within each
-// iteration (direct, through the proxy on the memory store, on SQLite, in
-// an order that turns), so that the load of a shared machine falls on all
-// three alike, and reports
+// BenchmarkToolCallPaired calls the same ways in turn within each
+// iteration (direct; through a bare relay, testdata/relay, that only
+// copies bytes both ways, the floor of any process in between; through
+// the proxy on the memory store, on SQLite; in an order that turns), so
+// that the load of a shared machine falls on all of them alike, and reports
 // the median of each way, the medians' ratios to direct and the medians'
 // additions over direct, and the CPU each way's spawned process used per
-// call (the server for direct; attune alone, not its server, for the
+// call (the server for direct; the relay or attune alone, not its server, for the
 // proxy). With ATTUNE_MCP_BASELINE set to another build of
 // attune, that build's proxy runs too (base-memory, base-sqlite), so that
 // two versions compare in one run.
@@ -137,12 +138,13 @@ end)
 		writeFileB(b, p, "[engine]\nstore = \""+store+"\"\npacks = [\"pack\"]\n[harness.mcp.tools]\n\"mcp/fs/*\" = [\"read\"]\n[bots.main]\nbehaviors = [\"guard\"]\nceiling = [\"read\"]\n")
 		return p
 	}
-	server, bin := fsServer(b), attuneBin.Path(b)
+	server, bin, relay := fsServer(b), attuneBin.Path(b), relayBin(b, dir)
 	ways := []struct {
 		name string
 		cmd  []string
 	}{
 		{"direct", []string{"node", server, work}},
+		{"relay", []string{relay, "node", server, work}},
 		{"memory", []string{bin, "mcp", "--config", conf("memory", "memory:"), "--name", "fs", "--", "node", server, work}},
 		{"sqlite", []string{bin, "mcp", "--config", conf("sqlite", filepath.Join(dir, "state.db")), "--name", "fs", "--", "node", server, work}},
 	}
@@ -213,6 +215,16 @@ end)
 		b.ReportMetric(med[k]/med[0], ways[k].name+"/direct")
 		b.ReportMetric((med[k]-med[0])/1e3, ways[k].name+"-added-µs")
 	}
+}
+
+// relayBin builds testdata/relay into dir.
+func relayBin(b *testing.B, dir string) string {
+	b.Helper()
+	path := filepath.Join(dir, "relay")
+	if out, err := exec.Command("go", "build", "-o", path, "./testdata/relay").CombinedOutput(); err != nil {
+		b.Fatalf("go build ./testdata/relay: %v\n%s", err, out)
+	}
+	return path
 }
 
 // cpuTime is the user and system CPU time a process used so far, in ns,
