@@ -71,9 +71,11 @@ type Instance struct {
 
 	ceiling map[string]bool
 	nonce   string
-	callSeq atomic.Int64
-	sess    atomic.Pointer[sessionState] // replaced by hydrate and rollback
-	closed  atomic.Bool
+	// callPrefix is "id:nonce:", the start of every call id newCallID makes
+	callPrefix string
+	callSeq    atomic.Int64
+	sess       atomic.Pointer[sessionState] // replaced by hydrate and rollback
+	closed     atomic.Bool
 }
 
 // ID returns the instance id.
@@ -160,6 +162,7 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 	}
 	i := &Instance{e: e, rec: *rec, id: id, idLV: lua.LString(id), sessLV: lua.LString(rec.Session), botLV: lua.LString(rec.Bot), bot: bot, ceiling: map[string]bool{},
 		nonce: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	i.callPrefix = i.id + ":" + i.nonce + ":"
 	for _, c := range bot.Ceiling {
 		i.ceiling[c] = true
 	}
@@ -315,7 +318,8 @@ func (i *Instance) applyPending() {
 // newCallID returns a fresh call id for this instance, unique across
 // restarts (the nonce is taken when the instance is opened).
 func (i *Instance) newCallID() string {
-	return i.id + ":" + i.nonce + ":" + strconv.FormatInt(i.callSeq.Add(1), 10)
+	var b [64]byte // one allocation, the string, for ids of up to 64 bytes
+	return string(strconv.AppendInt(append(b[:0], i.callPrefix...), i.callSeq.Add(1), 10))
 }
 
 // Instances returns the ids of live instances, sorted.

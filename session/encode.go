@@ -13,13 +13,21 @@ import (
 // encoding/json. Both decode
 // to the same Entry.
 func encodeEntry(e *Entry) ([]byte, error) {
+	return appendEntry(make([]byte, 0, 48+len(e.Path)+len(e.CallID)+len(e.Error)), e)
+}
+
+// appendEntry appends e's encoding to b (a batch shares one buffer).
+func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	if e.Turn != 0 || e.Round != 0 || e.Input != nil || e.ContextFresh || e.HostContinue ||
 		e.Output != nil || e.Continue || e.Key != "" || e.Owner != "" || e.Name != "" || e.Auth ||
 		e.Kind != "" || e.Reason != "" || e.RefusedBy != "" || e.Diagnostics != nil ||
 		e.Note != nil || e.ID != "" || e.Revs != nil || e.Pin != "" || e.Engine != "" {
-		return json.Marshal(e)
+		j, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, j...), nil
 	}
-	b := make([]byte, 0, 48+len(e.Path)+len(e.CallID)+len(e.Error))
 	b = append(b, `{"t":`...)
 	b = appendString(b, e.Type)
 	if e.Status != "" {

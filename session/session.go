@@ -248,13 +248,16 @@ func (j *Journal) writeLocked(ctx context.Context, lazy bool) error {
 }
 
 func (j *Journal) write(ctx context.Context, es []Entry, lazy bool) (int64, error) {
+	// one buffer for the batch; each entry is a capped slice of it
 	data := make([][]byte, len(es))
+	buf := make([]byte, 0, 160*len(es))
 	for k := range es {
-		b, err := encodeEntry(&es[k])
-		if err != nil {
+		start := len(buf)
+		var err error
+		if buf, err = appendEntry(buf, &es[k]); err != nil {
 			return 0, fmt.Errorf("journal %s: %w", j.log, err)
 		}
-		data[k] = b
+		data[k] = buf[start:len(buf):len(buf)]
 	}
 	lz, ok := j.st.(store.Lazy)
 	lazy = lazy && ok
