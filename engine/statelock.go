@@ -14,8 +14,10 @@ import (
 // the registry unless a running thread took it first: a thread that
 // releases and takes a registry again keeps running instead of handing it
 // to a sleeping one, which keeps throughput when goroutines share an
-// instance. A waiter that has waited longer than handoffAfter makes the
-// next unlock hand the registry straight to it, bounding every wait.
+// instance. An unlock whose longest waiter has waited longer than
+// handoffAfter hands the registry straight to it, bounding every wait: the
+// unlocking thread runs and sees the wait, where the waiter may not get a
+// processor to claim its turn while the holder keeps running.
 //
 // Threads wait for each other only in cycles the engine can see: thread T
 // needs registry R held by H, H waits for a registry held by ... T. Then
@@ -200,7 +202,10 @@ func (r *registry) unlock(owned bool) {
 	g := &r.set.engine.waits
 	g.mu.Lock()
 	if w := g.first(r); w != nil {
-		if r.starving.Load() {
+		// The unlocking thread, which runs, sees how long w has waited:
+		// a waiter that no scheduler lets run still gets the registry.
+		if r.starving.Load() || time.Since(w.since) > handoffAfter {
+			r.starving.Store(true)
 			r.holder.CompareAndSwap(nil, w) // w owns it when it wakes
 		}
 		select {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -138,5 +140,54 @@ guard.tool("fs/*", function(c, invoke) return invoke() end)`})
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiting call was never woken")
+	}
+}
+
+// R4.9: a thread that keeps releasing and taking a registry without ever
+// parking (one processor, so the waiter cannot run to claim its turn)
+// still hands the registry to a waiter that has waited longer than
+// handoffAfter: the releasing thread sees the wait and hands over, instead
+// of the waiter waiting for the scheduler to preempt the holder.
+func TestLockHandsOverToALongWaiter(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"g\"]\n", map[string]string{"g.lua": `x = 1`})
+	i := start(t, e, "x", "main")
+	r := i.cur.Load().regs[0]
+	ctx := context.Background()
+	d := &decl{}
+	holder := newFrame(nil, ctx, i, r, d, "holder")
+	if owned, err := r.lock(holder); !owned || err != nil {
+		t.Fatal(owned, err)
+	}
+	var got atomic.Bool
+	go func() {
+		w := newFrame(nil, ctx, i, r, d, "waiter")
+		owned, err := r.lock(w)
+		got.Store(true)
+		if err == nil {
+			r.unlock(owned)
+		}
+	}()
+	// Let the waiter start waiting: the holder parks once, in a sleep.
+	for r.nwait.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	const rounds = 500 // 10 µs each: far below the scheduler's 10 ms slice
+	k := 0
+	for ; k < rounds && !got.Load(); k++ {
+		r.unlock(true)
+		owned, err := r.lock(holder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for t0 := time.Now(); time.Since(t0) < 10*time.Microsecond; { // busy, never parks
+		}
+		if !owned {
+			t.Fatal("the holder lost track of the registry")
+		}
+	}
+	r.unlock(true)
+	if k == rounds {
+		t.Fatalf("the waiter waited through %d releases (%v of handoffAfter %v)", rounds, rounds*10*time.Microsecond, handoffAfter)
 	}
 }
