@@ -42,10 +42,10 @@ func newLTable(acap int, hcap int) *LTable {
 	}
 	if hcap != 0 {
 		tb.strdict = make(map[string]LValue, hcap)
-		// attune: the key order list and index sized like the hash part,
-		// so that filling a table of hcap string keys does not grow them
+		// attune: the key order list sized like the hash part, so that
+		// filling a table of hcap string keys does not grow it (the index
+		// k2i is made only past smallKeys keys: see keyIndex)
 		tb.keys = make([]LValue, 0, hcap)
-		tb.k2i = make(map[LValue]int, hcap)
 	}
 	return tb
 }
@@ -207,22 +207,21 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 	if tb.strdict == nil {
 		tb.strdict = make(map[string]LValue, defaultHashCap)
 	}
-	if tb.keys == nil {
-		tb.keys = []LValue{}
-		tb.k2i = map[LValue]int{}
-	}
 
 	if value == LNil {
 		// TODO tb.keys and tb.k2i should also be removed
 		delete(tb.strdict, key)
-	} else {
-		tb.strdict[key] = value
-		var lkey LValue = LString(key) // attune: boxed once, not per use
-		if _, ok := tb.k2i[lkey]; !ok {
-			tb.k2i[lkey] = len(tb.keys)
-			tb.keys = append(tb.keys, lkey)
-		}
+		return
 	}
+	// attune: a key already in the hash part is already in keys (every
+	// key set is added there and never removed): no boxing, no index
+	// lookup for an update
+	if _, had := tb.strdict[key]; had {
+		tb.strdict[key] = value
+		return
+	}
+	tb.strdict[key] = value
+	tb.addKey(LString(key)) // attune: boxed once, not per use
 }
 
 // RawSetH sets a given LValue to a given index without the __newindex metamethod.
@@ -234,19 +233,48 @@ func (tb *LTable) RawSetH(key LValue, value LValue) {
 	if tb.dict == nil {
 		tb.dict = make(map[LValue]LValue, len(tb.strdict))
 	}
-	if tb.keys == nil {
-		tb.keys = []LValue{}
-		tb.k2i = map[LValue]int{}
-	}
 
 	if value == LNil {
 		// TODO tb.keys and tb.k2i should also be removed
 		delete(tb.dict, key)
 	} else {
 		tb.dict[key] = value
-		if _, ok := tb.k2i[key]; !ok {
-			tb.k2i[key] = len(tb.keys)
-			tb.keys = append(tb.keys, key)
+		tb.addKey(key)
+	}
+}
+
+// attune: smallKeys is how many hash keys a table lists before it indexes
+// them in k2i; below that, keyIndex scans keys (a few comparisons, where the
+// index cost two allocations per table).
+const smallKeys = 8
+
+// keyIndex is the position of key in keys.
+func (tb *LTable) keyIndex(key LValue) (int, bool) {
+	if tb.k2i != nil {
+		i, ok := tb.k2i[key]
+		return i, ok
+	}
+	for i, k := range tb.keys {
+		if k == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// addKey appends key to keys unless it is there already.
+func (tb *LTable) addKey(key LValue) {
+	if _, ok := tb.keyIndex(key); ok {
+		return
+	}
+	tb.keys = append(tb.keys, key)
+	switch {
+	case tb.k2i != nil:
+		tb.k2i[key] = len(tb.keys) - 1
+	case len(tb.keys) > smallKeys:
+		tb.k2i = make(map[LValue]int, 2*len(tb.keys))
+		for i, k := range tb.keys {
+			tb.k2i[k] = i
 		}
 	}
 }
@@ -381,7 +409,8 @@ func (tb *LTable) Next(key LValue) (LValue, LValue) {
 		}
 	}
 
-	for i := tb.k2i[key] + 1; i < len(tb.keys); i++ {
+	at, _ := tb.keyIndex(key) // attune: 0 when absent, as k2i[key] was
+	for i := at + 1; i < len(tb.keys); i++ {
 		key := tb.keys[i]
 		if v := tb.RawGetH(key); v != LNil {
 			return key, v
