@@ -399,77 +399,28 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 	}
 	defer r.unlock(owned)
 	st := r.st
-	L := st.L
-	var cur lua.LValue
-	var ferr error
-	var at, end int
-	var dec *luabind.JSONDecoder
-	var members []luabind.JSONMember
-	if src.entries != nil {
-		dec = luabind.NewJSONDecoder(st)
-		members = make([]luabind.JSONMember, 0, 2)
-	}
-	driver := L.NewFunction(func(L *lua.LState) int {
-		for ; at < end; at++ {
-			var action lua.LValue
-			rev := rd.revision
-			if src.entries != nil {
-				en := src.entries[at]
-				if bytes.Equal(en.Data, resetMarker) {
-					cur = st.ToLua(rd.init)
-					continue
-				}
-				var err error
-				rev, action, err = entry(dec, en.Data, members)
-				if err != nil {
-					ferr = &foldError{fmt.Sprintf("reducer: owner %s entry %d: %v", o.addr, en.Seq, err)}
-					return 0
-				}
-			} else {
-				action = st.ToLua(src.proposals[at])
-			}
-			if rev != rd.revision {
-				mig := rd.migrate[rev]
-				if mig == nil {
-					ferr = &foldError{fmt.Sprintf("revision: reducer revision %d has no migration to %d (owner %s, reducer at %s)", rev, rd.revision, o.addr, rd.pos)}
-					return 0
-				}
-				L.Push(mig)
-				L.Push(action)
-				L.Call(1, 1)
-				action = L.Get(-1)
-				L.Pop(1)
-			}
-			L.Push(rd.apply)
-			L.Push(cur)
-			L.Push(action)
-			L.Call(2, 1)
-			if next := L.Get(-1); next != lua.LNil {
-				cur = next
-			}
-			L.Pop(1)
-		}
-		return 0
-	})
-	cur = st.ToLua(state)
+	f := r.takeFoldRun()
+	defer f.done()
+	f.o, f.src = o, src
+	f.cur = st.ToLua(state)
 	n := src.len()
-	for at = 0; at < n; {
-		end = min(at+foldChunk, n)
-		err := r.call(fr, luabind.Reducer, driver, 0)
-		if ferr != nil {
-			return nil, ferr
+	for f.at = 0; f.at < n; {
+		f.end = min(f.at+foldChunk, n)
+		err := r.call(fr, luabind.Reducer, f.fn, 0)
+		if f.ferr != nil {
+			return nil, f.ferr
 		}
 		if err != nil {
 			what := "action"
-			if src.entries != nil && at < len(src.entries) {
-				what = fmt.Sprintf("entry %d", src.entries[at].Seq)
+			if src.entries != nil && f.at < len(src.entries) {
+				what = fmt.Sprintf("entry %d", src.entries[f.at].Seq)
 			} else if src.proposals != nil {
-				what = fmt.Sprintf("proposal %d", at+1)
+				what = fmt.Sprintf("proposal %d", f.at+1)
 			}
 			return nil, &foldError{fmt.Sprintf("reducer: owner %s, %s: %s", o.addr, what, errText(err))}
 		}
 	}
-	out, err := st.FromLua(cur)
+	out, err := st.FromLua(f.cur)
 	if err != nil {
 		return nil, &foldError{fmt.Sprintf("reducer: owner %s: the state is not plain data: %v", o.addr, err)}
 	}

@@ -56,6 +56,7 @@ type registry struct {
 	outs     luabind.RecordPool // recycled outcome records
 	bounds   luabind.RecordPool // recycled boundary records
 	empty    *lua.LTable        // the shared empty list of records (see emptyList)
+	foldRun  *foldRun           // what folds in this state use (foldrun.go)
 }
 
 // decl is what every declaration has: an id on the lineage.
