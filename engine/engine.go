@@ -123,6 +123,7 @@ type Engine struct {
 	budget    time.Duration
 	obs       Observer
 	hostWait  time.Duration // host_timeout
+	epoch     time.Time     // host callback deadlines are read as time since (lazyctx.go)
 	onNote    func(string, Note)
 	jdelay    time.Duration     // Options.JournalDelay
 	lib       *luabind.Library  // the forms, invoke and the host's libraries
@@ -183,6 +184,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		}
 		e.lib = luabind.NewLibrary(append(append(append([]*luabind.Func(nil), forms...), invokeFunc), host...))
 	}
+	e.epoch = time.Now()
 	e.hostWait = o.HostTimeout
 	if e.hostWait <= 0 {
 		e.hostWait = o.Config.Engine.HostTimeout

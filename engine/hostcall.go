@@ -13,7 +13,7 @@ import (
 // away, whose timer is made only if the callback waits on it (lazyctx.go).
 // The caller defers its cancel.
 func (e *Engine) hostCtx(ctx context.Context) *lazyDeadline {
-	return newLazyDeadline(ctx, e.hostWait)
+	return newLazyDeadline(ctx, e.epoch, e.hostWait)
 }
 
 // hostTimedOut turns the error of a callback whose ctx ran out into a

@@ -26,8 +26,11 @@ type lazyInner struct {
 	cancel context.CancelFunc
 }
 
-func newLazyDeadline(parent context.Context, d time.Duration) *lazyDeadline {
-	l := &lazyDeadline{parent: parent, deadline: time.Now().Add(d)}
+// newLazyDeadline's deadline is d from now, read as the monotonic time
+// since epoch (a time with a monotonic reading): one clock read, where
+// time.Now reads the wall clock too.
+func newLazyDeadline(parent context.Context, epoch time.Time, d time.Duration) *lazyDeadline {
+	l := &lazyDeadline{parent: parent, deadline: epoch.Add(time.Since(epoch) + d)}
 	if pd, ok := parent.Deadline(); ok && pd.Before(l.deadline) {
 		l.deadline = pd
 	}
@@ -63,7 +66,7 @@ func (l *lazyDeadline) Err() error {
 	l.mu.Lock()
 	done := l.done
 	l.mu.Unlock()
-	if done || l.parent.Err() != nil || !time.Now().Before(l.deadline) {
+	if done || l.parent.Err() != nil || time.Until(l.deadline) <= 0 {
 		return l.real().Err()
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 // timer is made only when the callback waits on it.
 func TestLazyDeadline(t *testing.T) {
 	t.Run("runs out without Done being asked", func(t *testing.T) {
-		l := newLazyDeadline(context.Background(), 5*time.Millisecond)
+		l := newLazyDeadline(context.Background(), time.Now(), 5*time.Millisecond)
 		defer l.cancel()
 		if err := l.Err(); err != nil {
 			t.Fatalf("Err before the deadline = %v", err)
@@ -32,8 +32,16 @@ func TestLazyDeadline(t *testing.T) {
 			t.Fatal("Done not closed after the deadline")
 		}
 	})
+	t.Run("the deadline is d from now, whatever the epoch", func(t *testing.T) {
+		l := newLazyDeadline(context.Background(), time.Now().Add(-time.Hour), time.Minute)
+		defer l.cancel()
+		d, _ := l.Deadline()
+		if u := time.Until(d); u <= 59*time.Second || u > time.Minute {
+			t.Fatalf("deadline in %v, want about 1m", u)
+		}
+	})
 	t.Run("a waiter is woken at the deadline", func(t *testing.T) {
-		l := newLazyDeadline(context.Background(), 5*time.Millisecond)
+		l := newLazyDeadline(context.Background(), time.Now(), 5*time.Millisecond)
 		defer l.cancel()
 		child, stop := context.WithCancel(l)
 		defer stop()
@@ -48,7 +56,7 @@ func TestLazyDeadline(t *testing.T) {
 	})
 	t.Run("the caller's end and deadline pass through", func(t *testing.T) {
 		parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKeyTest{}, "v"))
-		l := newLazyDeadline(parent, time.Hour)
+		l := newLazyDeadline(parent, time.Now(), time.Hour)
 		defer l.cancel()
 		if l.Value(ctxKeyTest{}) != "v" {
 			t.Fatal("Value does not reach the caller's ctx")
@@ -60,25 +68,25 @@ func TestLazyDeadline(t *testing.T) {
 		<-l.Done()
 		short, c2 := context.WithTimeout(context.Background(), time.Millisecond)
 		defer c2()
-		l2 := newLazyDeadline(short, time.Hour)
+		l2 := newLazyDeadline(short, time.Now(), time.Hour)
 		if d, _ := l2.Deadline(); time.Until(d) > time.Millisecond {
 			t.Fatalf("Deadline %v is later than the caller's", d)
 		}
 	})
 	t.Run("cancel ends it, before or after Done", func(t *testing.T) {
-		l := newLazyDeadline(context.Background(), time.Hour)
+		l := newLazyDeadline(context.Background(), time.Now(), time.Hour)
 		l.cancel()
 		if !errors.Is(l.Err(), context.Canceled) {
 			t.Fatalf("Err after cancel = %v", l.Err())
 		}
 		<-l.Done()
-		l2 := newLazyDeadline(context.Background(), time.Hour)
+		l2 := newLazyDeadline(context.Background(), time.Now(), time.Hour)
 		d := l2.Done()
 		l2.cancel()
 		<-d
 	})
 	t.Run("a callback that does not wait makes no timer", func(t *testing.T) {
-		e := &Engine{hostWait: time.Minute}
+		e := &Engine{hostWait: time.Minute, epoch: time.Now()}
 		ctx := context.Background()
 		allocs := testing.AllocsPerRun(100, func() {
 			h := e.hostCtx(ctx)
