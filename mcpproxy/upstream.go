@@ -46,10 +46,12 @@ func (e *UpstreamError) Unwrap() error { return e.Err }
 // the answer first, in the read loop, so that what the upstream sends after
 // it reaches the client after it too; it reports whether it sent it on.
 type pending struct {
-	ch      chan *jsonrpc.Response
-	relay   func(*jsonrpc.Response) bool
-	relayed bool
-	bad     *BadMessageError // the answer was a line that is not JSON-RPC
+	ch       chan *jsonrpc.Response
+	relay    func(*jsonrpc.Response) bool
+	relayed  bool
+	bad      *BadMessageError // the answer was a line that is not JSON-RPC
+	deadline time.Time        // when the request times out
+	timedOut bool             // the deadline passed first (expire)
 }
 
 // errRelayed: the answer went to the client as the upstream sent it.
@@ -74,6 +76,12 @@ type upstream struct {
 	gone    error           // set once the upstream's output ended
 	done    chan struct{}   // closed when the read loop ends
 	init    json.RawMessage // the answer to initialize
+	// One timer per upstream times out its requests (expire), set for
+	// the earliest deadline of those pending when it was set; a request
+	// costs a clock read, not a timer of its own: a timer per request put
+	// the runtime's timer heap, with its locks, on every call's path.
+	timer   *time.Timer
+	timerAt time.Time // when timer fires; zero when it is not set
 }
 
 // start runs the upstream's command and its read loop.
@@ -220,6 +228,10 @@ func (u *upstream) exit(readErr error) {
 	u.gone = fmt.Errorf("%w: %s %s", ErrUpstreamGone, u.name, why)
 	pend := u.pending
 	u.pending = map[int64]*pending{}
+	if u.timer != nil {
+		u.timer.Stop()
+		u.timerAt = time.Time{}
+	}
 	u.mu.Unlock()
 	for _, pd := range pend {
 		pd.ch <- nil
@@ -248,32 +260,29 @@ func (u *upstream) callRelay(ctx context.Context, method string, params json.Raw
 	u.nextID++
 	id := u.nextID
 	u.pending[id] = pd
+	wait, key := u.timeout, "call_timeout"
+	if method == "initialize" {
+		wait, key = u.start, "start_timeout"
+	}
+	pd.deadline = time.Now().Add(wait)
+	u.armLocked(pd.deadline)
 	u.mu.Unlock()
 	if err := u.conn.write(&jsonrpc.Request{ID: intID(id), Method: method, Params: params}); err != nil {
 		_ = u.forget(id)
 		return fail(fmt.Errorf("%w: %s cannot be written to: %v", ErrUpstreamGone, u.name, err))
 	}
-	wait, key := u.timeout, "call_timeout"
-	if method == "initialize" {
-		wait, key = u.start, "start_timeout"
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
 	var r *jsonrpc.Response
 	select {
 	case r = <-pd.ch:
-	case <-timer.C:
-		if u.forget(id) {
-			u.cancel(id, "timed out")
-			return fail(fmt.Errorf("%w (%s %s in [harness.mcp])", ErrTimeout, key, wait))
-		}
-		r = <-pd.ch // the answer is on its way
 	case <-ctx.Done():
 		if u.forget(id) {
 			u.cancel(id, "cancelled by the client")
 			return fail(ctx.Err())
 		}
 		r = <-pd.ch
+	}
+	if r == nil && pd.timedOut {
+		return fail(fmt.Errorf("%w (%s %s in [harness.mcp])", ErrTimeout, key, wait))
 	}
 	if r == nil {
 		u.mu.Lock()
@@ -291,6 +300,43 @@ func (u *upstream) callRelay(ctx context.Context, method string, params json.Raw
 		return nil, &UpstreamError{Upstream: u.name, Method: method, Err: r.Error}
 	}
 	return r.Result, nil
+}
+
+// armLocked has the timer fire at the latest at deadline; u.mu is held.
+func (u *upstream) armLocked(deadline time.Time) {
+	if !u.timerAt.IsZero() && !deadline.Before(u.timerAt) {
+		return // it fires first, and is set again for what is left
+	}
+	u.timerAt = deadline
+	if u.timer == nil {
+		u.timer = time.AfterFunc(time.Until(deadline), u.expire)
+	} else {
+		u.timer.Reset(time.Until(deadline))
+	}
+}
+
+// expire times out the pending requests whose deadline passed, with
+// notifications/cancelled to the upstream, and sets the timer again for
+// the earliest deadline left.
+func (u *upstream) expire() {
+	now := time.Now()
+	var late []int64
+	u.mu.Lock()
+	u.timerAt = time.Time{}
+	for id, pd := range u.pending {
+		if !pd.deadline.After(now) {
+			late = append(late, id)
+			delete(u.pending, id)
+			pd.timedOut = true
+			pd.ch <- nil // buffered, and only the one who took it from pending sends
+		} else {
+			u.armLocked(pd.deadline)
+		}
+	}
+	u.mu.Unlock()
+	for _, id := range late {
+		u.cancel(id, "timed out")
+	}
 }
 
 // forget drops a pending request; false when its answer was taken already.
