@@ -39,6 +39,10 @@ type frame struct {
 	// validating is set while validate/configuration handlers run: the
 	// instance has no session yet (R1.8).
 	validating bool
+	// A frame entered from the host keeps its thread and retry budget
+	// here: one allocation for the three.
+	ownThread  thread
+	ownRetries int
 }
 
 // maxDepth bounds nested calls (tools and methods calling each other).
@@ -55,8 +59,8 @@ func newFrame(parent *frame, ctx context.Context, inst *Instance, r *registry, d
 	}
 	parent.enter(c)
 	if parent == nil {
-		c.thread = new(thread)
-		c.retries = new(int)
+		c.thread = &c.ownThread
+		c.retries = &c.ownRetries
 	}
 	return c
 }
