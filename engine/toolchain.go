@@ -159,12 +159,18 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 	return out
 }
 
-// hostOutcome is the outcome of a host core that returned res, err.
+// hostOutcome is the outcome of a host core that returned res, err. It is
+// small enough to inline into the fast path; the failure is built apart.
 func hostOutcome(res any, err error, callID string) Outcome {
 	if err != nil {
-		return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: callID}
+		return coreFailure(err, callID)
 	}
 	return Outcome{Status: StatusOK, Result: res, CallID: callID}
+}
+
+// coreFailure is the outcome of a host core that failed with err.
+func coreFailure(err error, callID string) Outcome {
+	return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: callID}
 }
 
 // lookupTool finds a tool of the set for this instance and checks it
