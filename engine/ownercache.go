@@ -157,12 +157,7 @@ func (e *Engine) openOwner(ctx context.Context, o ownerRef) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var m ownerMeta
-	if err := json.Unmarshal(stored, &m); err != nil {
-		return "", fmt.Errorf("owner %s: metadata record: %w", o.addr, err)
-	}
-	e.owners.rememberABI(o.log, m.ABI)
-	return m.ABI, nil
+	return e.learnOwnerABI(o, stored)
 }
 
 func (e *Engine) readOwnerABI(ctx context.Context, o ownerRef) (string, error) {
@@ -170,6 +165,12 @@ func (e *Engine) readOwnerABI(ctx context.Context, o ownerRef) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return e.learnOwnerABI(o, data)
+}
+
+// learnOwnerABI decodes an owner's stored metadata record and remembers
+// the ABI it keeps.
+func (e *Engine) learnOwnerABI(o ownerRef, data []byte) (string, error) {
 	var m ownerMeta
 	if err := json.Unmarshal(data, &m); err != nil {
 		return "", fmt.Errorf("owner %s: metadata record: %w", o.addr, err)

@@ -133,29 +133,24 @@ func (t *readCache) learnBlob(h walHeader, sha string, c cached) {
 
 // setRecordLocked keeps a record (a copy), or that there is none.
 func (t *readCache) setRecordLocked(kind, key string, c cached) {
-	k := [2]string{kind, key}
-	t.bytes -= len(t.records[k].data)
-	if !c.missing {
-		c.data = clone(c.data)
-	}
-	if !t.room(len(c.data)) {
-		delete(t.records, k)
-		return
-	}
-	t.records[k] = c
-	t.bytes += len(c.data)
+	keepLocked(t, t.records, [2]string{kind, key}, c)
 }
 
-func (t *readCache) setBlobLocked(sha string, c cached) {
-	t.bytes -= len(t.blobs[sha].data)
+// setBlobLocked keeps a blob (a copy), or that there is none.
+func (t *readCache) setBlobLocked(sha string, c cached) { keepLocked(t, t.blobs, sha, c) }
+
+// keepLocked keeps c (a copy of its data) under k in m, counting its bytes
+// against the cache's room; when there is no room, k is forgotten.
+func keepLocked[K comparable](t *readCache, m map[K]cached, k K, c cached) {
+	t.bytes -= len(m[k].data)
 	if !c.missing {
 		c.data = clone(c.data)
 	}
 	if !t.room(len(c.data)) {
-		delete(t.blobs, sha)
+		delete(m, k)
 		return
 	}
-	t.blobs[sha] = c
+	m[k] = c
 	t.bytes += len(c.data)
 }
 
