@@ -152,24 +152,7 @@ func TestQuickProcess(t *testing.T) {
 			t.Errorf("%s: %v, want no decision", tool, a)
 		}
 	}
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(context.Background(), cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	inst, err := r.instance(context.Background(), Claude{}, cfg.Hook("claude"), Event{Session: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inst.Stop()
-	entries, err := session.OpenJournal(r.e.Store(), inst.Session(), inst.ID()).Entries(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := journalOf(t, cfgPath, "s")
 	opened := map[string]bool{}
 	for _, en := range entries {
 		if en.Type == "tool-open" {
@@ -179,4 +162,30 @@ func TestQuickProcess(t *testing.T) {
 	if !opened["id-Bash"] || opened["id-Read"] {
 		t.Fatalf("journaled calls %v: want id-Bash (a guard saw it), not id-Read (answered quick)", opened)
 	}
+}
+
+// journalOf reads the journal of session sess's main instance as the
+// store of the configuration at cfgPath keeps it, after the hook
+// processes have exited.
+func journalOf(t *testing.T, cfgPath, sess string) []session.Entry {
+	t.Helper()
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	inst, err := r.instance(context.Background(), Claude{}, cfg.Hook("claude"), Event{Session: sess})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+	entries, err := session.OpenJournal(r.e.Store(), inst.Session(), inst.ID()).Entries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
 }

@@ -2,14 +2,12 @@ package hook
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"attune/config"
 	"attune/session"
 )
 
@@ -62,24 +60,7 @@ func TestServeSeesOtherProcesses(t *testing.T) {
 	}
 	runHook(t, cfgPath, map[string]any{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_use_id": "t1", "tool_input": map[string]any{"command": "ls"}, "tool_response": map[string]any{}})
 	postEvent(t, url, map[string]any{"hook_event_name": "Stop", "session_id": "s", "last_assistant_message": "done"})
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(context.Background(), cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	inst, err := r.instance(context.Background(), Claude{}, cfg.Hook("claude"), Event{Session: "s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inst.Stop()
-	entries, err := session.OpenJournal(r.e.Store(), inst.Session(), inst.ID()).Entries(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries := journalOf(t, cfgPath, "s")
 	var turns []int
 	var kinds []string
 	for _, en := range entries {
