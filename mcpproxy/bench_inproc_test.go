@@ -21,22 +21,10 @@ import (
 func BenchmarkToolCallInProcess(b *testing.B) {
 	for _, store := range []string{"memory", "sqlite"} {
 		b.Run(store, func(b *testing.B) {
-			dir, err := filepath.EvalSymlinks(b.TempDir())
-			if err != nil {
-				b.Fatal(err)
-			}
-			work := filepath.Join(dir, "work")
-			file := filepath.Join(work, "small.txt")
-			writeFileB(b, file, "a small file\n")
-			writeFileB(b, filepath.Join(dir, "pack", "guard.lua"), `
-guard.tool("mcp/fs/read_text_file", function(c, invoke)
-  if c.args.path:find("%.%.") then return refuse("no .. in paths") end
-  return invoke()
-end)
-`)
+			dir, work, file := benchDir(b)
 			st := map[string]string{"memory": "memory:", "sqlite": filepath.Join(dir, "state.db")}[store]
-			writeFileB(b, filepath.Join(dir, "attune.toml"), "[engine]\nstore = \""+st+"\"\npacks = [\"pack\"]\n[harness.mcp.tools]\n\"mcp/fs/*\" = [\"read\"]\n[bots.main]\nbehaviors = [\"guard\"]\nceiling = [\"read\"]\n")
-			cfg, err := config.Load(filepath.Join(dir, "attune.toml"))
+			cfgPath := benchConf(b, dir, "attune", st)
+			cfg, err := config.Load(cfgPath)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -25,32 +25,9 @@ import (
 //
 //	go test ./mcpproxy -run XXX -bench ToolCall -count 3 -benchtime 2s
 func BenchmarkToolCall(b *testing.B) {
-	dir, err := filepath.EvalSymlinks(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	work := filepath.Join(dir, "work")
-	file := filepath.Join(work, "small.txt")
-	writeFileB(b, file, "a small file\n")
-	writeFileB(b, filepath.Join(dir, "pack", "guard.lua"), `
-guard.tool("mcp/fs/read_text_file", function(c, invoke)
-  if c.args.path:find("%.%.") then return refuse("no .. in paths") end
-  return invoke()
-end)
-`)
+	dir, work, file := benchDir(b)
 	conf := func(store string) string {
-		p := filepath.Join(dir, store+".toml")
-		writeFileB(b, p, `
-[engine]
-store = "`+map[string]string{"memory": "memory:", "sqlite": filepath.Join(dir, "state.db")}[store]+`"
-packs = ["pack"]
-[harness.mcp.tools]
-"mcp/fs/*" = ["read"]
-[bots.main]
-behaviors = ["guard"]
-ceiling = ["read"]
-`)
-		return p
+		return benchConf(b, dir, store, map[string]string{"memory": "memory:", "sqlite": filepath.Join(dir, "state.db")}[store])
 	}
 	server := fsServer(b)
 	bin := attuneBin.Path(b)
@@ -120,24 +97,8 @@ ceiling = ["read"]
 //
 //	go test ./mcpproxy -run XXX -bench ToolCallPaired -count 3 -benchtime 2000x
 func BenchmarkToolCallPaired(b *testing.B) {
-	dir, err := filepath.EvalSymlinks(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	work := filepath.Join(dir, "work")
-	file := filepath.Join(work, "small.txt")
-	writeFileB(b, file, "a small file\n")
-	writeFileB(b, filepath.Join(dir, "pack", "guard.lua"), `
-guard.tool("mcp/fs/read_text_file", function(c, invoke)
-  if c.args.path:find("%.%.") then return refuse("no .. in paths") end
-  return invoke()
-end)
-`)
-	conf := func(name, store string) string {
-		p := filepath.Join(dir, name+".toml")
-		writeFileB(b, p, "[engine]\nstore = \""+store+"\"\npacks = [\"pack\"]\n[harness.mcp.tools]\n\"mcp/fs/*\" = [\"read\"]\n[bots.main]\nbehaviors = [\"guard\"]\nceiling = [\"read\"]\n")
-		return p
-	}
+	dir, work, file := benchDir(b)
+	conf := func(name, store string) string { return benchConf(b, dir, name, store) }
 	server, bin, relay := fsServer(b), attuneBin.Path(b), relayBin(b, dir)
 	ways := []struct {
 		name string
@@ -252,4 +213,31 @@ func writeFileB(b *testing.B, path, text string) {
 	if err := mkdirWrite(path, text); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// benchDir makes a benchmark's folder: work/small.txt for the filesystem
+// server to read, and a pack with one Lua guard on read_text_file.
+func benchDir(b *testing.B) (dir, work, file string) {
+	dir, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	work = filepath.Join(dir, "work")
+	file = filepath.Join(work, "small.txt")
+	writeFileB(b, file, "a small file\n")
+	writeFileB(b, filepath.Join(dir, "pack", "guard.lua"), `
+guard.tool("mcp/fs/read_text_file", function(c, invoke)
+  if c.args.path:find("%.%.") then return refuse("no .. in paths") end
+  return invoke()
+end)
+`)
+	return dir, work, file
+}
+
+// benchConf writes dir/NAME.toml: the guard's bot on the given store, the
+// upstream "fs"'s tools reading; it returns the file's path.
+func benchConf(b *testing.B, dir, name, store string) string {
+	p := filepath.Join(dir, name+".toml")
+	writeFileB(b, p, "[engine]\nstore = \""+store+"\"\npacks = [\"pack\"]\n[harness.mcp.tools]\n\"mcp/fs/*\" = [\"read\"]\n[bots.main]\nbehaviors = [\"guard\"]\nceiling = [\"read\"]\n")
+	return p
 }
