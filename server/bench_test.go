@@ -123,35 +123,26 @@ func benchEngineOptions(b *testing.B) engine.Options {
 }
 
 func BenchmarkServeRoundTrip(b *testing.B) {
-	b.Run("echo", func(b *testing.B) {
-		cr, sw, sr, cw := pipes(b)
-		go echo(sr, sw)
-		c := &rtClient{w: cw, r: bufio.NewReader(cr)}
-		req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tool","params":{"instance":"a","path":"fs/plain","args":{"path":"x"}}}` + "\n")
-		lat := make([]time.Duration, 0, b.N)
-		for b.Loop() {
-			t0 := time.Now()
-			c.roundTrip(b, req)
-			lat = append(lat, time.Since(t0))
-		}
-		percentiles(b, lat)
-	})
-	// two echo round trips: the floor of a tool call whose core is the
-	// client's (the request, then host/core)
-	b.Run("echo-twice", func(b *testing.B) {
-		cr, sw, sr, cw := pipes(b)
-		go echo(sr, sw)
-		c := &rtClient{w: cw, r: bufio.NewReader(cr)}
-		req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tool","params":{"instance":"a","path":"fs/plain","args":{"path":"x"}}}` + "\n")
-		lat := make([]time.Duration, 0, b.N)
-		for b.Loop() {
-			t0 := time.Now()
-			c.roundTrip(b, req)
-			c.roundTrip(b, req)
-			lat = append(lat, time.Since(t0))
-		}
-		percentiles(b, lat)
-	})
+	// echo: the floor of one message round trip; echo-twice: two, the
+	// floor of a tool call whose core is the client's (the request, then
+	// host/core)
+	for trips, name := range []string{"echo", "echo-twice"} {
+		b.Run(name, func(b *testing.B) {
+			cr, sw, sr, cw := pipes(b)
+			go echo(sr, sw)
+			c := &rtClient{w: cw, r: bufio.NewReader(cr)}
+			req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tool","params":{"instance":"a","path":"fs/plain","args":{"path":"x"}}}` + "\n")
+			lat := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				t0 := time.Now()
+				for range trips + 1 {
+					c.roundTrip(b, req)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			percentiles(b, lat)
+		})
+	}
 	for _, path := range []string{"fs/plain", "fs/guarded"} {
 		name := "serve-no-guard"
 		if path == "fs/guarded" {
