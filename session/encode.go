@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -13,11 +14,13 @@ import (
 // encoding/json. Both decode
 // to the same Entry.
 func encodeEntry(e *Entry) ([]byte, error) {
-	return appendEntry(make([]byte, 0, 48+len(e.Path)+len(e.CallID)+len(e.Error)), e)
+	var rc encCache
+	return appendEntry(make([]byte, 0, 48+len(e.Path)+len(e.CallID)+len(e.Error)), e, &rc)
 }
 
-// appendEntry appends e's encoding to b (a batch shares one buffer).
-func appendEntry(b []byte, e *Entry) ([]byte, error) {
+// appendEntry appends e's encoding to b (a batch shares one buffer); rc
+// spares checking values checked just before.
+func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 	if e.Turn != 0 || e.Round != 0 || e.Input != nil || e.ContextFresh || e.HostContinue ||
 		e.Output != nil || e.Continue || e.Key != "" || e.Owner != "" || e.Name != "" || e.Auth ||
 		e.Kind != "" || e.Reason != "" || e.RefusedBy != "" || e.Diagnostics != nil ||
@@ -28,16 +31,25 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 		}
 		return append(b, j...), nil
 	}
-	b = append(b, `{"t":`...)
-	b = appendString(b, e.Type)
+	switch e.Type { // the types such entries have, without a check
+	case Tool:
+		b = append(b, `{"t":"tool"`...)
+	case Core:
+		b = append(b, `{"t":"core"`...)
+	case Floor:
+		b = append(b, `{"t":"floor"`...)
+	default:
+		b = append(b, `{"t":`...)
+		b = appendString(b, e.Type)
+	}
 	if e.Status != "" {
 		b = append(b, `,"status":`...)
-		b = appendString(b, e.Status)
+		b = appendKnown(b, &rc.status, e.Status)
 	}
 	var err error
 	if e.Value != nil {
 		b = append(b, `,"value":`...)
-		if b, err = appendValue(b, e.Value); err != nil {
+		if b, err = appendValue(b, e.Value, rc); err != nil {
 			return nil, err
 		}
 	}
@@ -47,7 +59,7 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	}
 	if e.Path != "" {
 		b = append(b, `,"path":`...)
-		b = appendString(b, e.Path)
+		b = appendKnown(b, &rc.path, e.Path)
 	}
 	if e.CallID != "" {
 		b = append(b, `,"call_id":`...)
@@ -55,7 +67,7 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	}
 	if e.Result != nil {
 		b = append(b, `,"result":`...)
-		if b, err = appendValue(b, e.Result); err != nil {
+		if b, err = appendValue(b, e.Result, rc); err != nil {
 			return nil, err
 		}
 	}
@@ -66,16 +78,16 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendValue appends v as JSON: strings, finite numbers and booleans
-// directly, anything else through encoding/json.
-func appendValue(b []byte, v any) ([]byte, error) {
+// appendValue appends v as JSON: strings, finite numbers, booleans and
+// valid raw JSON directly, anything else through encoding/json.
+func appendValue(b []byte, v any, rc *encCache) ([]byte, error) {
 	switch x := v.(type) {
 	case string:
 		return appendString(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case json.RawMessage:
-		if json.Valid(x) {
+		if rc.valid(x) {
 			return append(b, x...), nil
 		}
 	case float64:
@@ -90,16 +102,87 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	return append(b, data...), nil
 }
 
-// appendString appends s as a JSON string. Printable ASCII without quotes
-// or backslashes is copied; any other string goes through encoding/json.
-func appendString(b []byte, s string) []byte {
-	for k := 0; k < len(s); k++ {
-		if c := s[k]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			data, _ := json.Marshal(s) // a string always encodes
-			return append(b, data...)
+// encCache remembers the last raw JSON value found valid (a copy) and the
+// last status and path found plain, so that values a journal writes again
+// and again (a floor's passing verdict, a tool's path) are compared
+// instead of checked each time.
+type encCache struct {
+	last   []byte
+	status string
+	path   string
+}
+
+// appendKnown is appendString for a value that repeats (a status, a
+// path): last is the last one found plain.
+func appendKnown(b []byte, last *string, s string) []byte {
+	if s != *last {
+		if !plain(s) {
+			return appendString(b, s)
 		}
+		*last = s
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// maxRawCache is the longest raw value an encCache keeps.
+const maxRawCache = 256
+
+// valid reports whether x is valid JSON.
+func (rc *encCache) valid(x []byte) bool {
+	if len(x) > 0 && bytes.Equal(rc.last, x) {
+		return true
+	}
+	if !json.Valid(x) {
+		return false
+	}
+	if len(x) <= maxRawCache {
+		rc.last = append(rc.last[:0], x...)
+	}
+	return true
+}
+
+// appendString appends s as a JSON string. Printable ASCII without quotes
+// or backslashes is copied; any other string goes through encoding/json.
+func appendString(b []byte, s string) []byte {
+	if !plain(s) {
+		data, _ := json.Marshal(s) // a string always encodes
+		return append(b, data...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// plain reports whether s holds only bytes a JSON string holds as they are
+// (encoding/json escapes control characters, quotes, backslashes, <, > and
+// &, and checks anything not ASCII). It looks at eight bytes at a time.
+func plain(s string) bool {
+	k := 0
+	for ; k+8 <= len(s); k += 8 {
+		x := uint64(s[k]) | uint64(s[k+1])<<8 | uint64(s[k+2])<<16 | uint64(s[k+3])<<24 |
+			uint64(s[k+4])<<32 | uint64(s[k+5])<<40 | uint64(s[k+6])<<48 | uint64(s[k+7])<<56
+		if x&hi8 != 0 || below(x, 0x20) != 0 || zeroByte(x^(lo8*'"'))|zeroByte(x^(lo8*'\\'))|zeroByte(x^(lo8*'<'))|zeroByte(x^(lo8*'>'))|zeroByte(x^(lo8*'&')) != 0 {
+			return false
+		}
+	}
+	for ; k < len(s); k++ {
+		if c := s[k]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// Eight bytes in a word: lo8 has 1 in each, hi8 the high bit of each.
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
+// zeroByte is not 0 when a byte of x is 0; below, when a byte of x is
+// less than n (n <= 128). Neither misses a byte; which bits are set beyond
+// the first such byte does not matter here.
+func zeroByte(x uint64) uint64        { return (x - lo8) &^ x & hi8 }
+func below(x uint64, n uint64) uint64 { return (x - lo8*n) &^ x & hi8 }

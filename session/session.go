@@ -108,8 +108,14 @@ type Journal struct {
 	head     int64         // the stored length as last read or written (tail.go)
 	delay    time.Duration // how long a background write waits to start (SetBehindDelay)
 
-	wmu sync.Mutex // held while entries are written: writes never interleave
+	wmu  sync.Mutex // held while entries are written: writes never interleave
+	enc  []byte     // the encoding buffer of a write, reused (wmu held)
+	data [][]byte   // the entries of a write, slices of enc, reused (wmu held)
+	seen encCache   // values the last writes checked (wmu held)
 }
+
+// maxReuse is the largest encoding buffer a Journal keeps between writes.
+const maxReuse = 1 << 20
 
 // maxBehind is how many entries AddBehind buffers before the caller writes
 // them itself: the bound on memory when calls come faster than writes.
@@ -248,16 +254,23 @@ func (j *Journal) writeLocked(ctx context.Context, lazy bool) error {
 }
 
 func (j *Journal) write(ctx context.Context, es []Entry, lazy bool) (int64, error) {
-	// one buffer for the batch; each entry is a capped slice of it
-	data := make([][]byte, len(es))
-	buf := make([]byte, 0, 160*len(es))
+	// one buffer for the batch, kept for the next one (a store copies what
+	// it is given); each entry is a capped slice of it
+	data, buf := j.data[:0], j.enc[:0]
+	defer func() {
+		clear(data)
+		j.data = data[:0]
+		if cap(buf) <= maxReuse {
+			j.enc = buf[:0]
+		}
+	}()
 	for k := range es {
 		start := len(buf)
 		var err error
-		if buf, err = appendEntry(buf, &es[k]); err != nil {
+		if buf, err = appendEntry(buf, &es[k], &j.seen); err != nil {
 			return 0, fmt.Errorf("journal %s: %w", j.log, err)
 		}
-		data[k] = buf[start:len(buf):len(buf)]
+		data = append(data, buf[start:len(buf):len(buf)])
 	}
 	lz, ok := j.st.(store.Lazy)
 	lazy = lazy && ok

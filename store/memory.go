@@ -20,7 +20,7 @@ type Memory struct {
 type recordID struct{ kind, key string }
 
 type memLog struct {
-	entries [][]byte
+	entries memEntries
 	calls   map[string]CallRecord
 }
 
@@ -155,7 +155,7 @@ func (m *Memory) Append(ctx context.Context, log string, expected int64, entries
 	l := m.logs[log]
 	var n int64
 	if l != nil {
-		n = int64(len(l.entries))
+		n = l.entries.len()
 	}
 	if call != nil && l != nil { // R5.6: the call id first
 		if stored, ok := l.calls[call.ID]; ok {
@@ -173,9 +173,9 @@ func (m *Memory) Append(ctx context.Context, log string, expected int64, entries
 		m.logs[log] = l
 	}
 	for _, e := range entries {
-		l.entries = append(l.entries, clone(e))
+		l.entries.add(e)
 	}
-	n = int64(len(l.entries))
+	n = l.entries.len()
 	if call != nil {
 		rec := cloneCall(*call)
 		rec.Revision = n
@@ -196,18 +196,14 @@ func (m *Memory) Read(ctx context.Context, log string, after int64, limit int) (
 		return nil, nil
 	}
 	after = max(after, 0)
-	if after >= int64(len(l.entries)) {
+	n := l.entries.len()
+	if after >= n {
 		return nil, nil
 	}
-	rest := l.entries[after:]
-	if limit > 0 && limit < len(rest) {
-		rest = rest[:limit]
+	if limit > 0 && int64(limit) < n-after {
+		n = after + int64(limit)
 	}
-	out := make([]Entry, len(rest))
-	for i, e := range rest {
-		out[i] = Entry{Seq: after + int64(i) + 1, Data: clone(e)}
-	}
-	return out, nil
+	return l.entries.read(after, n), nil
 }
 
 // Length implements Store.
@@ -218,7 +214,7 @@ func (m *Memory) Length(ctx context.Context, log string) (int64, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if l := m.logs[log]; l != nil {
-		return int64(len(l.entries)), nil
+		return l.entries.len(), nil
 	}
 	return 0, nil
 }
@@ -237,10 +233,7 @@ func (m *Memory) Truncate(ctx context.Context, log string, n int64) error {
 	if l == nil {
 		return nil
 	}
-	if n < int64(len(l.entries)) {
-		clear(l.entries[n:]) // let the dropped entries be collected
-		l.entries = l.entries[:n]
-	}
+	l.entries.truncate(n)
 	for id, c := range l.calls { // R5.9
 		if c.Revision > n {
 			delete(l.calls, id)
