@@ -97,3 +97,31 @@ func BenchmarkAppendSQLiteWriters(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAppendSQLiteCommands: 8 goroutines appending as commands do,
+// each to an owner log of its own: one action at the length it observed,
+// with the call record of a fresh call id.
+func BenchmarkAppendSQLiteCommands(b *testing.B) {
+	s := openSQLite(b, sqlitePath(b))
+	defer s.Close()
+	ctx := context.Background()
+	var next atomic.Int64
+	entries := [][]byte{benchEntry}
+	input := []byte(`{"input":{"by":1},"method":"add"}`)
+	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		w := strconv.FormatInt(next.Add(1), 10)
+		log := "owner/session/w" + w + "/counter"
+		var n int64
+		for pb.Next() {
+			call := &store.CallRecord{ID: "c" + w + "-" + strconv.FormatInt(n, 10), Input: input, Result: []byte("1")}
+			got, err := s.Append(ctx, log, n, entries, call)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			n = got
+		}
+	})
+}

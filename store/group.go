@@ -2,14 +2,19 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Group commit. Every append of a SQLite store joins a queue. The first to
-// find no commit running leads: it takes the whole queue, runs each append
-// in order inside one transaction and commits once; meanwhile the next
-// appends queue up. The commit itself writes the WAL without waiting for
+// find no commit running leads: it takes the whole queue, runs the appends
+// in order inside one transaction (all their call records in one
+// statement and all their entries in another, see planned) and commits
+// once; meanwhile the next appends queue up. The commit itself writes the WAL without waiting for
 // the disk (the writer runs with synchronous=NORMAL): as soon as it is
 // done the leader hands the lead to the first of the queue, whose
 // transaction runs while the leader makes the WAL durable (one fsync, see
@@ -153,16 +158,15 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) (ok, wrote bo
 	}
 	defer tx.Rollback()
 	h0, ok0 := s.shm.header()
-	for _, q := range batch {
-		q.n, q.err = s.appendTx(ctx, tx, q)
-		var r *refusal
-		if errors.As(q.err, &r) {
-			q.err = r.err
-		} else if q.err != nil {
-			return fail(q.err)
-		} else {
-			wrote = true
+	wrote, err = s.planned(ctx, tx, batch, h0, ok0)
+	if errors.Is(err, errKnownCall) {
+		if len(batch) > 1 {
+			return false, false // each on its own
 		}
+		wrote, err = s.oneByOne(ctx, tx, batch)
+	}
+	if err != nil {
+		return fail(err)
 	}
 	if err := tx.Commit(); err != nil {
 		s.cache.invalidate()
@@ -177,4 +181,96 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) (ok, wrote bo
 		}
 	})
 	return true, wrote
+}
+
+// errKnownCall: an append of the batch names a call id already recorded.
+var errKnownCall = errors.New("a call id is known")
+
+// planned runs batch in the open transaction tx in two statements: it
+// plans the appends in order from the lengths of their logs (lengthTx),
+// refusing the stale ones, then inserts the call records of the others in
+// one statement and their entries in another (a statement per 1<<(sizes-1)
+// rows). A call id already recorded (a rare retry: the engine looks for
+// it before it runs a call) makes the call records' insert fail, and
+// planned returns errKnownCall: a batch of one runs again in the same
+// transaction append by append (oneByOne, which reads the call id first;
+// its one-row insert wrote nothing, as SQLite backs out a statement that
+// breaks a constraint), a larger batch in transactions of their own.
+func (s *SQLite) planned(ctx context.Context, tx *sql.Tx, batch []*appendReq, h walHeader, hok bool) (wrote bool, err error) {
+	lengths := make(map[string]int64, len(batch))
+	var entries, calls []any
+	for _, q := range batch {
+		n, seen := lengths[q.log]
+		if !seen {
+			if n, err = s.lengthTx(ctx, tx, q.log, h, hok); err != nil {
+				return false, s.err("append to", err)
+			}
+		}
+		q.n, q.err = n, nil
+		if q.expected != Any && q.expected != n { // R5.5, after R5.6: the call id first
+			r, err := s.knownCall(ctx, tx, q)
+			if err != nil {
+				return false, err
+			}
+			if r == nil {
+				r = &refusal{staleError(q.log, n, q.expected)}
+			}
+			q.err, lengths[q.log] = r.err, n
+			continue
+		}
+		entries = entryRows(entries, q, n)
+		q.n = n + int64(len(q.entries))
+		if q.call != nil {
+			calls = callRow(calls, q, q.n)
+		}
+		lengths[q.log] = q.n
+		wrote = wrote || len(q.entries) > 0 || q.call != nil
+	}
+	if err := insertRows(ctx, tx, s.wCalls[:], callColumns, calls); err != nil {
+		if isConstraint(err) {
+			return false, errKnownCall
+		}
+		return false, s.err("append to", err)
+	}
+	if err := insertRows(ctx, tx, s.wEntries[:], entryColumns, entries); err != nil {
+		return false, s.err("append to", err)
+	}
+	return wrote, nil
+}
+
+// oneByOne runs batch in the open transaction tx, one append after the
+// other (appendTx).
+func (s *SQLite) oneByOne(ctx context.Context, tx *sql.Tx, batch []*appendReq) (wrote bool, err error) {
+	for _, q := range batch {
+		q.n, q.err = s.appendTx(ctx, tx, q)
+		var r *refusal
+		if errors.As(q.err, &r) {
+			q.err = r.err
+		} else if q.err != nil {
+			return false, q.err
+		} else {
+			wrote = true
+		}
+	}
+	return wrote, nil
+}
+
+// lengthTx is the length of log inside a write transaction, whose header
+// is h: the read cache's when it holds the log's tail at h (the write lock
+// is held, so h is the latest commit), else SQLite's.
+func (s *SQLite) lengthTx(ctx context.Context, tx *sql.Tx, log string, h walHeader, hok bool) (int64, error) {
+	if hok {
+		if n, hit := s.cache.length(h, log); hit {
+			return n, nil
+		}
+	}
+	var n int64
+	err := tx.StmtContext(ctx, s.wLength).QueryRowContext(ctx, log).Scan(&n)
+	return n, err
+}
+
+// isConstraint reports whether err is SQLite's SQLITE_CONSTRAINT.
+func isConstraint(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
 }

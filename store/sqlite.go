@@ -42,9 +42,11 @@ type SQLite struct {
 	r    *sql.DB // read-only connections
 
 	// Prepared on w, reused inside transactions (Tx.Stmt finds them).
-	wLength, wGetCall, wInsertCall *sql.Stmt
-	// wInsert[k] inserts 1<<k entries of one log in one statement.
-	wInsert [insertSizes]*sql.Stmt
+	wLength, wGetCall *sql.Stmt
+	// wEntries[k] inserts 1<<k entries (of any logs) in one statement,
+	// wCalls[k] 1<<k call records.
+	wEntries [insertSizes]*sql.Stmt
+	wCalls   [callSizes]*sql.Stmt
 	// Prepared on r.
 	rRead, rLength, rGetCall, rGetBlob, rGetRecord *sql.Stmt
 
@@ -293,7 +295,6 @@ func (s *SQLite) prepare(ctx context.Context) error {
 	}{
 		{s.w, &s.wLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
 		{s.w, &s.wGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
-		{s.w, &s.wInsertCall, `INSERT INTO calls (log, id, input, result, revision) VALUES (?, ?, ?, ?, ?)`},
 		{s.r, &s.rRead, `SELECT seq, data FROM logs WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?`},
 		{s.r, &s.rLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
 		{s.r, &s.rGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
@@ -306,21 +307,51 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		}
 		*p.stmt = stmt
 	}
-	for k := range s.wInsert {
-		rows := strings.Repeat(", (?1, ?, ?)", 1<<k)[2:]
-		stmt, err := s.w.PrepareContext(ctx, `INSERT INTO logs (log, seq, data) VALUES `+rows)
+	for k := range s.wEntries {
+		stmt, err := s.w.PrepareContext(ctx, `INSERT INTO logs (log, seq, data) VALUES `+strings.Repeat(", (?, ?, ?)", 1<<k)[2:])
 		if err != nil {
 			return s.openError(err)
 		}
-		s.wInsert[k] = stmt
+		s.wEntries[k] = stmt
+	}
+	for k := range s.wCalls {
+		stmt, err := s.w.PrepareContext(ctx, `INSERT INTO calls (log, id, input, result, revision) VALUES `+strings.Repeat(", (?, ?, ?, ?, ?)", 1<<k)[2:])
+		if err != nil {
+			return s.openError(err)
+		}
+		s.wCalls[k] = stmt
 	}
 	return nil
 }
 
-// insertSizes is how many multi-row inserts are prepared: of 1, 2, 4, ...
-// entries. A batch of entries is inserted in as few of them as its size
-// takes, so a long batch costs a statement per 1<<(insertSizes-1) entries.
-const insertSizes = 6
+// insertSizes and callSizes are how many multi-row inserts are prepared:
+// of 1, 2, 4, ... rows. A batch of rows is inserted in as few of them as
+// its size takes, so a long batch costs a statement per 1<<(sizes-1) rows.
+const (
+	insertSizes = 7
+	callSizes   = 5
+)
+
+// Columns of one row of the multi-row inserts.
+const (
+	entryColumns = 3 // log, seq, data
+	callColumns  = 5 // log, id, input, result, revision
+)
+
+// insertRows runs the multi-row insert stmts (stmts[k] inserting 1<<k
+// rows of width values each) over args, a whole number of rows, in as few
+// statements as it takes.
+func insertRows(ctx context.Context, tx *sql.Tx, stmts []*sql.Stmt, width int, args []any) error {
+	for len(args) > 0 {
+		k := min(bits.Len(uint(len(args)/width))-1, len(stmts)-1) // the largest size that fits
+		chunk := args[:width<<k]
+		args = args[len(chunk):]
+		if _, err := tx.StmtContext(ctx, stmts[k]).ExecContext(ctx, chunk...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Path returns the file name the store was opened with.
 func (s *SQLite) Path() string { return s.path }
@@ -515,40 +546,61 @@ func (s *SQLite) appendTx(ctx context.Context, tx *sql.Tx, q *appendReq) (n int6
 	if err := tx.StmtContext(ctx, s.wLength).QueryRowContext(ctx, q.log).Scan(&n); err != nil {
 		return 0, s.err("append to", err)
 	}
-	if call := q.call; call != nil { // R5.6: the call id first
-		var stored CallRecord
-		err := tx.StmtContext(ctx, s.wGetCall).QueryRowContext(ctx, q.log, call.ID).Scan(&stored.Input, &stored.Result, &stored.Revision)
-		switch {
-		case err == nil:
-			stored.ID, stored.Input, stored.Result = call.ID, nonNil(stored.Input), nonNil(stored.Result)
-			return n, &refusal{checkCall(q.log, stored, call)}
-		case !errors.Is(err, sql.ErrNoRows):
-			return 0, s.err("append to", err)
-		}
+	if r, err := s.knownCall(ctx, tx, q); err != nil { // R5.6: the call id first
+		return 0, err
+	} else if r != nil {
+		return n, r
 	}
 	if q.expected != Any && q.expected != n { // R5.5
 		return n, &refusal{staleError(q.log, n, q.expected)}
 	}
-	args := make([]any, 0, 1+2<<(insertSizes-1))
-	for rest := q.entries; len(rest) > 0; {
-		k := min(bits.Len(uint(len(rest)))-1, insertSizes-1) // the largest size that fits
-		chunk := rest[:1<<k]
-		rest = rest[len(chunk):]
-		args = append(args[:0], q.log)
-		for _, e := range chunk {
-			n++
-			args = append(args, n, nonNil(e))
-		}
-		if _, err := tx.StmtContext(ctx, s.wInsert[k]).ExecContext(ctx, args...); err != nil {
-			return 0, s.err("append to", err)
-		}
+	rows := entryRows(nil, q, n)
+	if err := insertRows(ctx, tx, s.wEntries[:], entryColumns, rows); err != nil {
+		return 0, s.err("append to", err)
 	}
-	if call := q.call; call != nil {
-		if _, err := tx.StmtContext(ctx, s.wInsertCall).ExecContext(ctx, q.log, call.ID, nonNil(call.Input), nonNil(call.Result), n); err != nil {
+	n += int64(len(q.entries))
+	if q.call != nil {
+		if err := insertRows(ctx, tx, s.wCalls[:], callColumns, callRow(nil, q, n)); err != nil {
 			return 0, s.err("append to", err)
 		}
 	}
 	return n, nil
+}
+
+// knownCall reads the call record q names, when it has one: the refusal
+// its append gets when the call id is known (R5.6), else nil.
+func (s *SQLite) knownCall(ctx context.Context, tx *sql.Tx, q *appendReq) (*refusal, error) {
+	call := q.call
+	if call == nil {
+		return nil, nil
+	}
+	var stored CallRecord
+	err := tx.StmtContext(ctx, s.wGetCall).QueryRowContext(ctx, q.log, call.ID).Scan(&stored.Input, &stored.Result, &stored.Revision)
+	switch {
+	case err == nil:
+		stored.ID, stored.Input, stored.Result = call.ID, nonNil(stored.Input), nonNil(stored.Result)
+		return &refusal{checkCall(q.log, stored, call)}, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	default:
+		return nil, s.err("append to", err)
+	}
+}
+
+// entryRows appends to args the rows of q's entries, the log being n long
+// before them.
+func entryRows(args []any, q *appendReq, n int64) []any {
+	for _, e := range q.entries {
+		n++
+		args = append(args, q.log, n, nonNil(e))
+	}
+	return args
+}
+
+// callRow appends to args the row of q's call record, revision n.
+func callRow(args []any, q *appendReq, n int64) []any {
+	c := q.call
+	return append(args, q.log, c.ID, nonNil(c.Input), nonNil(c.Result), n)
 }
 
 // Read implements Store.
@@ -683,12 +735,12 @@ func (s *SQLite) GetCall(ctx context.Context, log, id string) (CallRecord, error
 func (s *SQLite) Close() error {
 	errs := []error{s.shm.close()} // before any connection closes
 	for _, st := range []*sql.Stmt{s.rRead, s.rLength, s.rGetCall, s.rGetBlob, s.rGetRecord,
-		s.wLength, s.wGetCall, s.wInsertCall} {
+		s.wLength, s.wGetCall} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
 	}
-	for _, st := range s.wInsert {
+	for _, st := range append(s.wEntries[:], s.wCalls[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
