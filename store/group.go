@@ -11,16 +11,20 @@ import (
 )
 
 // Group commit. Every append of a SQLite store joins a queue. The first to
-// find no commit running leads: it takes the whole queue, runs the appends
-// in order inside one transaction (all their call records in one
-// statement and all their entries in another, see planned) and commits
-// once; meanwhile the next appends queue up. The commit itself writes the WAL without waiting for
-// the disk (the writer runs with synchronous=NORMAL): as soon as it is
-// done the leader hands the lead to the first of the queue, whose
-// transaction runs while the leader makes the WAL durable (one fsync, see
-// wal.go) and then answers every member. So the disk's flush, the slow
-// part, is shared by every append of the group and overlaps the next
-// group's work instead of holding the writer.
+// find no commit running leads: it takes the whole queue and runs the
+// appends in order inside one transaction (all their call records in one
+// statement and all their entries in another, see planned). While a flush
+// of the WAL is under way the group could not be flushed before it ends
+// anyway, so the leader keeps the transaction open and takes in every
+// append that queues meanwhile (committer.more); it commits once no flush
+// runs, and the flush starts at once. The commit itself writes the WAL
+// without waiting for the disk (the writer runs with synchronous=NORMAL):
+// as soon as it is done the leader hands the lead to the first of the
+// queue, whose transaction runs while the leader makes the WAL durable
+// (one fsync, see wal.go) and then answers every member. So the disk's
+// flush, the slow part, is shared by every append of the group and
+// overlaps the next group's work instead of holding the writer, and there
+// is one transaction per flush, not one per burst of arrivals.
 //
 // An append refused by its checks (ErrStale, a known call id) writes
 // nothing and does not disturb the others. When the shared transaction
@@ -58,6 +62,8 @@ type committer struct {
 	mu      sync.Mutex
 	queue   []*appendReq
 	leading bool
+	waiting bool          // the leader waits in more for arrivals or the flush's end
+	wake    chan struct{} // wakes it (made by OpenSQLite; one token at most)
 }
 
 // maxGroup bounds the appends one transaction takes.
@@ -68,6 +74,9 @@ func (c *committer) append(ctx context.Context, s *SQLite, q *appendReq) (int64,
 	c.mu.Lock()
 	c.queue = append(c.queue, q)
 	if c.leading {
+		if c.waiting {
+			c.nudge()
+		}
 		c.mu.Unlock()
 		<-q.done
 		if !q.lead {
@@ -84,7 +93,8 @@ func (c *committer) append(ctx context.Context, s *SQLite, q *appendReq) (int64,
 
 	s.wal.mu.Lock()
 	seq := s.wal.committed.Load() // the commits this group may have seen
-	if s.commitGroup(context.WithoutCancel(ctx), batch) {
+	group, wrote := s.commitGroup(context.WithoutCancel(ctx), batch, func(room int) []*appendReq { return c.more(&s.wal, room) })
+	if wrote {
 		seq = s.wal.committed.Add(1)
 	}
 	s.wal.mu.Unlock()
@@ -100,19 +110,54 @@ func (c *committer) append(ctx context.Context, s *SQLite, q *appendReq) (int64,
 	}
 	c.mu.Unlock()
 
-	if !allLazy(batch) {
+	if !allLazy(group) {
 		if err := s.wal.syncThrough(seq); err != nil {
-			for _, m := range batch {
+			for _, m := range group {
 				m.n, m.err = 0, s.err("append to", err)
 			}
 		}
 	}
-	for _, m := range batch {
+	for _, m := range group {
 		if m != q {
 			close(m.done)
 		}
 	}
 	return q.n, q.err
+}
+
+// more is called by the leader with its transaction open: while a flush
+// of the WAL is under way (the group could not be flushed before it ends
+// anyway) it waits for appends to join the transaction and returns those
+// queued (at most room); it returns nil when none are queued and no flush
+// runs: time to commit, and flush at once.
+func (c *committer) more(w *walSync, room int) []*appendReq {
+	for {
+		c.mu.Lock()
+		if len(c.queue) > 0 && room > 0 {
+			batch := c.queue[:min(len(c.queue), room)]
+			c.queue = c.queue[len(batch):]
+			c.waiting = false
+			c.mu.Unlock()
+			return batch
+		}
+		if room <= 0 || !w.flushing.Load() {
+			c.waiting = false
+			c.mu.Unlock()
+			return nil
+		}
+		c.waiting = true
+		c.mu.Unlock()
+		<-c.wake // an append queued, or a flush ended
+	}
+}
+
+// nudge wakes the leader waiting in more, if it waits (c.mu held, or
+// called at the end of a flush).
+func (c *committer) nudge() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 }
 
 // allLazy reports whether no member of batch waits for the flush.
@@ -125,31 +170,34 @@ func allLazy(batch []*appendReq) bool {
 	return true
 }
 
-// commitGroup runs a batch of appends in one transaction and reports
-// whether any of them wrote.
-func (s *SQLite) commitGroup(ctx context.Context, batch []*appendReq) bool {
-	if len(batch) > 1 {
-		if ok, wrote := s.tryGroup(ctx, batch); ok {
-			return wrote
-		}
+// commitGroup runs a batch of appends in one transaction, with the appends
+// more gives it while the transaction is open (see tryGroup), and returns
+// them all and whether any of them wrote.
+func (s *SQLite) commitGroup(ctx context.Context, batch []*appendReq, more func(room int) []*appendReq) (group []*appendReq, wrote bool) {
+	ok, group, wrote := s.tryGroup(ctx, batch, more)
+	if ok {
+		return group, wrote
 	}
-	wrote := false
-	for _, q := range batch { // alone, or after the shared transaction failed
-		_, w := s.tryGroup(ctx, []*appendReq{q})
+	wrote = false
+	for _, q := range group { // after the shared transaction failed: alone
+		_, _, w := s.tryGroup(ctx, []*appendReq{q}, nil)
 		wrote = wrote || w
 	}
-	return wrote
+	return group, wrote
 }
 
-// tryGroup runs batch in one transaction and reports whether it committed
-// and whether it wrote anything; a batch of one is always answered.
-func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) (ok, wrote bool) {
-	fail := func(err error) (bool, bool) {
-		if len(batch) > 1 {
-			return false, false
+// tryGroup runs batch in one transaction, then the appends more gives it
+// (nil: none) until it gives none, and commits; it reports whether it
+// committed, the appends it ran, and whether it wrote anything. A group of
+// one is always answered.
+func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq, more func(room int) []*appendReq) (ok bool, group []*appendReq, wrote bool) {
+	group = batch
+	fail := func(err error) (bool, []*appendReq, bool) {
+		if len(group) > 1 {
+			return false, group, false
 		}
-		batch[0].n, batch[0].err = 0, err
-		return true, false
+		group[0].n, group[0].err = 0, err
+		return true, group, false
 	}
 	// BEGIN IMMEDIATE: the write lock is taken before any length is read.
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -158,15 +206,23 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) (ok, wrote bo
 	}
 	defer tx.Rollback()
 	h0, ok0 := s.shm.header()
-	wrote, err = s.planned(ctx, tx, batch, h0, ok0)
-	if errors.Is(err, errKnownCall) {
-		if len(batch) > 1 {
-			return false, false // each on its own
+	lengths := make(map[string]int64, len(batch))
+	for {
+		w, err := s.planned(ctx, tx, batch, lengths, h0, ok0)
+		if errors.Is(err, errKnownCall) && len(batch) == 1 {
+			w, err = s.oneByOne(ctx, tx, batch, lengths)
 		}
-		wrote, err = s.oneByOne(ctx, tx, batch)
-	}
-	if err != nil {
-		return fail(err)
+		if err != nil {
+			return fail(err)
+		}
+		wrote = wrote || w
+		if more == nil {
+			break
+		}
+		if batch = more(maxGroup - len(group)); batch == nil {
+			break
+		}
+		group = append(group, batch...)
 	}
 	if err := tx.Commit(); err != nil {
 		s.cache.invalidate()
@@ -174,13 +230,13 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq) (ok, wrote bo
 	}
 	h1, ok1 := s.shm.header()
 	s.cache.committed(h0, ok0, h1, ok1, wrote, func() {
-		for _, q := range batch {
+		for _, q := range group {
 			if q.err == nil {
 				s.cache.appendedLocked(q.log, q.n-int64(len(q.entries)), q.n, q.entries)
 			}
 		}
 	})
-	return true, wrote
+	return true, group, wrote
 }
 
 // errKnownCall: an append of the batch names a call id already recorded.
@@ -196,8 +252,7 @@ var errKnownCall = errors.New("a call id is known")
 // transaction append by append (oneByOne, which reads the call id first;
 // its one-row insert wrote nothing, as SQLite backs out a statement that
 // breaks a constraint), a larger batch in transactions of their own.
-func (s *SQLite) planned(ctx context.Context, tx *sql.Tx, batch []*appendReq, h walHeader, hok bool) (wrote bool, err error) {
-	lengths := make(map[string]int64, len(batch))
+func (s *SQLite) planned(ctx context.Context, tx *sql.Tx, batch []*appendReq, lengths map[string]int64, h walHeader, hok bool) (wrote bool, err error) {
 	var entries, calls []any
 	for _, q := range batch {
 		n, seen := lengths[q.log]
@@ -239,8 +294,8 @@ func (s *SQLite) planned(ctx context.Context, tx *sql.Tx, batch []*appendReq, h 
 }
 
 // oneByOne runs batch in the open transaction tx, one append after the
-// other (appendTx).
-func (s *SQLite) oneByOne(ctx context.Context, tx *sql.Tx, batch []*appendReq) (wrote bool, err error) {
+// other (appendTx), keeping lengths (the logs' lengths in tx) current.
+func (s *SQLite) oneByOne(ctx context.Context, tx *sql.Tx, batch []*appendReq, lengths map[string]int64) (wrote bool, err error) {
 	for _, q := range batch {
 		q.n, q.err = s.appendTx(ctx, tx, q)
 		var r *refusal
@@ -251,6 +306,7 @@ func (s *SQLite) oneByOne(ctx context.Context, tx *sql.Tx, batch []*appendReq) (
 		} else {
 			wrote = true
 		}
+		lengths[q.log] = q.n
 	}
 	return wrote, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ import (
 func commitBatch(s *SQLite, batch ...*appendReq) {
 	s.wal.mu.Lock()
 	defer s.wal.mu.Unlock()
-	if s.commitGroup(context.Background(), batch) {
+	if _, wrote := s.commitGroup(context.Background(), batch, nil); wrote {
 		s.wal.committed.Add(1)
 	}
 }
@@ -120,5 +121,123 @@ func wantLog(t *testing.T, s *SQLite, log string, want ...string) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("log %s = %q, want %q", log, got, want)
+	}
+}
+
+// Appends joining an open transaction (committer.more, while a flush runs)
+// are planned with the lengths the ones before them left; a known call id
+// among several joining at once runs the whole group again, each append
+// in a transaction of its own; alone, it runs append by append in the
+// same transaction. Either way each is answered as if it ran alone.
+func TestSQLiteGroupJoined(t *testing.T) {
+	ctx := t.Context()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := func(v string) [][]byte { return [][]byte{[]byte(v)} }
+	if _, err := s.Append(ctx, "k", 0, e("k1"), &CallRecord{ID: "known", Input: []byte("in")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, joinKnownAlone := range []bool{false, true} {
+		t.Run(fmt.Sprintf("alone=%v", joinKnownAlone), func(t *testing.T) {
+			l := fmt.Sprintf("l-%v", joinKnownAlone)
+			first := []*appendReq{{log: l, expected: 0, entries: e("1"), call: &CallRecord{ID: "a", Input: []byte("x")}}}
+			second := []*appendReq{
+				{log: l, expected: 1, entries: e("2"), call: &CallRecord{ID: "b", Input: []byte("x")}},
+				{log: l, expected: 1, entries: e("stale")},
+			}
+			known := &appendReq{log: "k", expected: Any, entries: e("again"), call: &CallRecord{ID: "known", Input: []byte("in")}}
+			third := []*appendReq{known}
+			if !joinKnownAlone {
+				third = append(third, &appendReq{log: l, expected: 2, entries: e("3")})
+			}
+			joins := [][]*appendReq{second, third}
+			rooms := []int{}
+			s.wal.mu.Lock()
+			group, wrote := s.commitGroup(ctx, first, func(room int) []*appendReq {
+				rooms = append(rooms, room)
+				if len(joins) == 0 {
+					return nil
+				}
+				b := joins[0]
+				joins = joins[1:]
+				return b
+			})
+			if wrote {
+				s.wal.committed.Add(1)
+			}
+			s.wal.mu.Unlock()
+			if len(group) != 1+len(second)+len(third) {
+				t.Fatalf("group of %d", len(group))
+			}
+			if fmt.Sprint(rooms[:2]) != fmt.Sprint([]int{maxGroup - 1, maxGroup - 3}) {
+				t.Errorf("room offered: %v", rooms)
+			}
+			want := []struct {
+				n   int64
+				err error
+			}{{1, nil}, {2, nil}, {2, ErrStale}, {1, ErrCallExists}, {3, nil}}
+			for k, q := range group {
+				if q.n != want[k].n || !errors.Is(q.err, want[k].err) || (want[k].err == nil) != (q.err == nil) {
+					t.Errorf("append %d: %d, %v; want %d, %v", k, q.n, q.err, want[k].n, want[k].err)
+				}
+			}
+			if joinKnownAlone {
+				wantLog(t, s, l, "1", "2")
+			} else {
+				wantLog(t, s, l, "1", "2", "3")
+			}
+			wantLog(t, s, "k", "k1")
+			if n, err := s.Length(ctx, l); err != nil || n != int64(len(group)-2) {
+				t.Errorf("Length (from the cache) = %d, %v", n, err)
+			}
+		})
+	}
+}
+
+// The leader keeps its transaction open while a flush runs and takes in
+// the appends that queue meanwhile; with no flush running it commits at
+// once.
+func TestSQLiteGroupWaitsForFlush(t *testing.T) {
+	var c committer
+	c.wake = make(chan struct{}, 1)
+	var w walSync
+	if got := c.more(&w, maxGroup); got != nil {
+		t.Fatalf("no flush running: more = %v, want nil (commit now)", got)
+	}
+	w.flushing.Store(true)
+	got := make(chan []*appendReq)
+	go func() { got <- c.more(&w, maxGroup) }()
+	q := &appendReq{log: "l"}
+	for { // queue an append once the leader waits
+		c.mu.Lock()
+		if c.waiting {
+			c.queue = append(c.queue, q)
+			c.nudge()
+			c.mu.Unlock()
+			break
+		}
+		c.mu.Unlock()
+		runtime.Gosched()
+	}
+	if b := <-got; len(b) != 1 || b[0] != q {
+		t.Fatalf("more during a flush = %v, want the queued append", b)
+	}
+	go func() { got <- c.more(&w, maxGroup) }()
+	for {
+		c.mu.Lock()
+		waiting := c.waiting
+		c.mu.Unlock()
+		if waiting {
+			break
+		}
+		runtime.Gosched()
+	}
+	w.flushing.Store(false)
+	c.nudge() // as syncThrough does when a flush ends
+	if b := <-got; b != nil {
+		t.Fatalf("more after the flush = %v, want nil", b)
 	}
 }

@@ -126,6 +126,8 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 
 	s := &SQLite{path: path}
 	s.wal.path, s.shm.path = abs, abs
+	s.group.wake = make(chan struct{}, 1)
+	s.wal.idle = s.group.nudge
 	ok := false
 	defer func() {
 		if !ok {

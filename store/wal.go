@@ -36,9 +36,10 @@ type walSync struct {
 	committed atomic.Int64
 	synced    atomic.Int64
 
-	smu      sync.Mutex // guards flushing; done waits on it
-	flushing bool
-	done     *sync.Cond // broadcast when a flush ends
+	smu      sync.Mutex  // guards flushing's changes; done waits on it
+	flushing atomic.Bool // a flush is under way
+	idle     func()      // called when a flush ends
+	done     *sync.Cond  // broadcast when a flush ends
 
 	fmu  sync.Mutex // guards f
 	f    *os.File   // the WAL, opened on the first flush
@@ -56,18 +57,21 @@ func (w *walSync) syncThrough(seq int64) error {
 		w.done = sync.NewCond(&w.smu)
 	}
 	for w.synced.Load() < seq {
-		if w.flushing {
+		if w.flushing.Load() {
 			w.done.Wait()
 			continue
 		}
 		// Every commit numbered up to target has finished: a flush
 		// started now covers them all.
 		target := w.committed.Load()
-		w.flushing = true
+		w.flushing.Store(true)
 		w.smu.Unlock()
 		err := w.flush()
 		w.smu.Lock()
-		w.flushing = false
+		w.flushing.Store(false)
+		if w.idle != nil {
+			w.idle()
+		}
 		if err == nil && target > w.synced.Load() {
 			w.synced.Store(target)
 		}
