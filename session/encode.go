@@ -25,7 +25,8 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 		e.Output != nil || e.Continue || e.Key != "" || e.Owner != "" || e.Name != "" || e.Auth ||
 		e.Kind != "" || e.Reason != "" || e.RefusedBy != "" || e.Diagnostics != nil ||
 		e.Note != nil || e.ID != "" || e.Revs != nil || e.Pin != "" || e.Engine != "" {
-		j, err := json.Marshal(e)
+		c := *e // a copy escapes to encoding/json, not e: callers keep their entries on the stack
+		j, err := json.Marshal(&c)
 		if err != nil {
 			return nil, err
 		}

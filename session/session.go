@@ -13,6 +13,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,28 +91,31 @@ type Entry struct {
 }
 
 // Journal is one session's append-only record in the store. Entries are
-// buffered; Flush writes them durably, in one append (the engine flushes at
-// every boundary). Entries added with AddBehind are written behind the
-// caller: a write starts in the background at once and takes every entry
-// buffered by then, so calls inside a turn do not wait for the store; the
-// next Flush waits for it. Writes keep the order of Add, so what the store
-// holds is always a prefix of the journal.
+// encoded as they are added and buffered; Flush writes them durably, in one
+// append (the engine flushes at every boundary). Entries added with
+// AddBehind are written behind the caller: a write starts in the
+// background at once and takes every entry buffered by then, so calls
+// inside a turn do not wait for the store; the next Flush waits for it.
+// Writes keep the order of Add, so what the store holds is always a prefix
+// of the journal.
 type Journal struct {
 	st  store.Store
 	log string
 
 	mu       sync.Mutex
-	buf      []Entry
-	spare    []Entry       // the buffer of the last write, reused
+	pend     []byte        // the encoded entries waiting, back to back
+	ends     []int         // where each waiting entry ends in pend
+	spare    []byte        // pend of the last write, reused
+	spareEnd []int         // ends of the last write, reused
+	seen     encCache      // values the last encodings checked
+	bad      error         // an entry failed to encode: it and every later one are dropped
 	draining bool          // a background write is running or about to
 	unsynced bool          // a background write appended lazily (store.Lazy) since the last Flush
 	head     int64         // the stored length as last read or written (tail.go)
 	delay    time.Duration // how long a background write waits to start (SetBehindDelay)
 
 	wmu  sync.Mutex // held while entries are written: writes never interleave
-	enc  []byte     // the encoding buffer of a write, reused (wmu held)
-	data [][]byte   // the entries of a write, slices of enc, reused (wmu held)
-	seen encCache   // values the last writes checked (wmu held)
+	data [][]byte   // the entries of a write, slices of its pend, reused (wmu held)
 }
 
 // maxReuse is the largest encoding buffer a Journal keeps between writes.
@@ -131,32 +135,51 @@ func OpenJournal(st store.Store, session, instance string) *Journal {
 	return &Journal{st: st, log: LogName(session, instance)}
 }
 
-// Add buffers an entry; the next Flush writes it.
+// Add encodes and buffers an entry; the next Flush writes it.
 func (j *Journal) Add(e Entry) {
 	j.mu.Lock()
-	j.buf = append(j.buf, e)
+	j.addLocked(&e)
 	j.mu.Unlock()
+}
+
+// addLocked encodes e at the end of the buffer (j.mu held). An entry that
+// cannot be encoded (a value encoding/json refuses) is not written, nor is
+// any entry after it: the store keeps a prefix of the journal, and every
+// later Flush reports the error.
+func (j *Journal) addLocked(e *Entry) {
+	if j.bad != nil {
+		return
+	}
+	n := len(j.pend)
+	b, err := appendEntry(j.pend, e, &j.seen)
+	if err != nil {
+		j.pend = j.pend[:n]
+		j.bad = fmt.Errorf("journal %s: entry %q: %w", j.log, e.Type, err)
+		return
+	}
+	j.pend = b
+	j.ends = append(j.ends, len(b))
 }
 
 // Pending is how many entries wait to be written.
 func (j *Journal) Pending() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return len(j.buf)
+	return len(j.ends)
 }
 
-// AddBehind buffers entries and has them written in the background
-// (write-behind): they are durable at the latest when the next Flush
-// returns. When maxBehind entries are waiting, the caller writes them.
-// The entries' values are encoded when written: the caller must not change
-// them afterwards.
+// AddBehind encodes and buffers entries and has them written in the
+// background (write-behind): they are durable at the latest when the next
+// Flush returns. When maxBehind entries are waiting, the caller writes them.
 func (j *Journal) AddBehind(es ...Entry) {
 	j.mu.Lock()
-	j.buf = append(j.buf, es...)
+	for k := range es {
+		j.addLocked(&es[k])
+	}
 	switch {
-	case len(j.buf) == 0:
+	case len(j.ends) == 0:
 		j.mu.Unlock()
-	case len(j.buf) >= maxBehind:
+	case len(j.ends) >= maxBehind:
 		j.mu.Unlock()
 		_ = j.Flush(context.Background()) // an error stays buffered: the next Flush reports it
 	case !j.draining:
@@ -194,21 +217,37 @@ func (j *Journal) WriteBehind() {
 
 // drain writes buffered entries until none is left. A failed write puts its
 // entries back and stops; the next Flush retries them and reports the error.
+// With no delay, it lingers a few yields before it ends, so that calls
+// coming faster than that keep one drain running instead of each starting
+// one (and waking a processor for it).
 func (j *Journal) drain() {
+	idle := 0
 	for {
 		j.wmu.Lock()
 		err := j.writeLocked(context.Background(), true)
 		j.mu.Lock()
-		if err != nil || len(j.buf) == 0 {
+		if err != nil || len(j.ends) == 0 && (j.delay > 0 || idle == lingerYields) {
 			j.draining = false
 			j.mu.Unlock()
 			j.wmu.Unlock()
 			return
 		}
+		if len(j.ends) == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
 		j.mu.Unlock()
 		j.wmu.Unlock()
+		if idle > 0 {
+			runtime.Gosched()
+		}
 	}
 }
+
+// lingerYields is how many times a drain with nothing to write yields
+// before it ends.
+const lingerYields = 4
 
 // Flush writes the buffered entries durably, in one append, after any
 // write already running, and makes what background writes appended
@@ -230,48 +269,48 @@ func (j *Journal) Flush(ctx context.Context) error {
 
 // writeLocked writes what is buffered; the caller holds wmu. On failure the
 // entries go back in front of the buffer. A lazy write (from the
-// background) does not wait for the disk when the store can do that.
+// background) does not wait for the disk when the store can do that. With
+// nothing left to write, it reports an entry that failed to encode.
 func (j *Journal) writeLocked(ctx context.Context, lazy bool) error {
 	j.mu.Lock()
-	take := j.buf
-	if len(take) == 0 {
+	pend, ends := j.pend, j.ends
+	if len(ends) == 0 {
+		err := j.bad
 		j.mu.Unlock()
-		return nil
+		return err
 	}
-	j.buf, j.spare = j.spare, nil
+	j.pend, j.ends = j.spare[:0], j.spareEnd[:0]
+	j.spare, j.spareEnd = nil, nil
 	j.mu.Unlock()
-	n, err := j.write(ctx, take, lazy)
+	n, err := j.write(ctx, pend, ends, lazy)
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if err != nil {
-		j.buf = append(take, j.buf...)
+	if err != nil { // back in front, after the entries of pend
+		for _, e := range j.ends {
+			ends = append(ends, len(pend)+e)
+		}
+		j.pend, j.ends = append(pend, j.pend...), ends
 		return err
 	}
 	j.head = n
-	clear(take)
-	j.spare = take[:0]
-	return nil
+	if cap(pend) <= maxReuse {
+		j.spare, j.spareEnd = pend[:0], ends[:0]
+	}
+	return j.bad
 }
 
-func (j *Journal) write(ctx context.Context, es []Entry, lazy bool) (int64, error) {
-	// one buffer for the batch, kept for the next one (a store copies what
-	// it is given); each entry is a capped slice of it
-	data, buf := j.data[:0], j.enc[:0]
+// write appends the encoded entries pend (each ending at its ends).
+func (j *Journal) write(ctx context.Context, pend []byte, ends []int, lazy bool) (int64, error) {
+	data := j.data[:0] // each entry a capped slice of pend (a store copies what it is given)
+	start := 0
+	for _, end := range ends {
+		data = append(data, pend[start:end:end])
+		start = end
+	}
 	defer func() {
 		clear(data)
 		j.data = data[:0]
-		if cap(buf) <= maxReuse {
-			j.enc = buf[:0]
-		}
 	}()
-	for k := range es {
-		start := len(buf)
-		var err error
-		if buf, err = appendEntry(buf, &es[k], &j.seen); err != nil {
-			return 0, fmt.Errorf("journal %s: %w", j.log, err)
-		}
-		data = append(data, buf[start:len(buf):len(buf)])
-	}
 	lz, ok := j.st.(store.Lazy)
 	lazy = lazy && ok
 	appendTo := j.st.Append
