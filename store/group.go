@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"sync"
 
@@ -200,17 +199,24 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq, more func(roo
 		return true, group, false
 	}
 	// BEGIN IMMEDIATE: the write lock is taken before any length is read.
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
+	// The transaction is the writer connection's own (prepared BEGIN and
+	// COMMIT), not a database/sql Tx, which makes a context and a goroutine
+	// per transaction and parses BEGIN and COMMIT each time.
+	if _, err := s.wBegin.ExecContext(ctx); err != nil {
 		return fail(s.err("append to", err))
 	}
-	defer tx.Rollback()
+	committed := false
+	defer func() {
+		if !committed {
+			s.wRollback.ExecContext(ctx) // none may be open any more: no matter
+		}
+	}()
 	h0, ok0 := s.shm.header()
 	lengths := make(map[string]int64, len(batch))
 	for {
-		w, err := s.planned(ctx, tx, batch, lengths, h0, ok0)
+		w, err := s.planned(ctx, batch, lengths, h0, ok0)
 		if errors.Is(err, errKnownCall) && len(batch) == 1 {
-			w, err = s.oneByOne(ctx, tx, batch, lengths)
+			w, err = s.oneByOne(ctx, batch, lengths)
 		}
 		if err != nil {
 			return fail(err)
@@ -224,10 +230,11 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq, more func(roo
 		}
 		group = append(group, batch...)
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := s.wCommit.ExecContext(ctx); err != nil {
 		s.cache.invalidate()
 		return fail(s.err("append to", err))
 	}
+	committed = true
 	h1, ok1 := s.shm.header()
 	s.cache.committed(h0, ok0, h1, ok1, wrote, func() {
 		for _, q := range group {
@@ -242,7 +249,7 @@ func (s *SQLite) tryGroup(ctx context.Context, batch []*appendReq, more func(roo
 // errKnownCall: an append of the batch names a call id already recorded.
 var errKnownCall = errors.New("a call id is known")
 
-// planned runs batch in the open transaction tx in two statements: it
+// planned runs batch in the open write transaction in two statements: it
 // plans the appends in order from the lengths of their logs (lengthTx),
 // refusing the stale ones, then inserts the call records of the others in
 // one statement and their entries in another (a statement per 1<<(sizes-1)
@@ -252,18 +259,18 @@ var errKnownCall = errors.New("a call id is known")
 // transaction append by append (oneByOne, which reads the call id first;
 // its one-row insert wrote nothing, as SQLite backs out a statement that
 // breaks a constraint), a larger batch in transactions of their own.
-func (s *SQLite) planned(ctx context.Context, tx *sql.Tx, batch []*appendReq, lengths map[string]int64, h walHeader, hok bool) (wrote bool, err error) {
+func (s *SQLite) planned(ctx context.Context, batch []*appendReq, lengths map[string]int64, h walHeader, hok bool) (wrote bool, err error) {
 	var entries, calls []any
 	for _, q := range batch {
 		n, seen := lengths[q.log]
 		if !seen {
-			if n, err = s.lengthTx(ctx, tx, q.log, h, hok); err != nil {
+			if n, err = s.lengthTx(ctx, q.log, h, hok); err != nil {
 				return false, s.err("append to", err)
 			}
 		}
 		q.n, q.err = n, nil
 		if q.expected != Any && q.expected != n { // R5.5, after R5.6: the call id first
-			r, err := s.knownCall(ctx, tx, q)
+			r, err := s.knownCall(ctx, q)
 			if err != nil {
 				return false, err
 			}
@@ -281,23 +288,23 @@ func (s *SQLite) planned(ctx context.Context, tx *sql.Tx, batch []*appendReq, le
 		lengths[q.log] = q.n
 		wrote = wrote || len(q.entries) > 0 || q.call != nil
 	}
-	if err := insertRows(ctx, tx, s.wCalls[:], callColumns, calls); err != nil {
+	if err := insertRows(ctx, s.wCalls[:], callColumns, calls); err != nil {
 		if isConstraint(err) {
 			return false, errKnownCall
 		}
 		return false, s.err("append to", err)
 	}
-	if err := insertRows(ctx, tx, s.wEntries[:], entryColumns, entries); err != nil {
+	if err := insertRows(ctx, s.wEntries[:], entryColumns, entries); err != nil {
 		return false, s.err("append to", err)
 	}
 	return wrote, nil
 }
 
-// oneByOne runs batch in the open transaction tx, one append after the
-// other (appendTx), keeping lengths (the logs' lengths in tx) current.
-func (s *SQLite) oneByOne(ctx context.Context, tx *sql.Tx, batch []*appendReq, lengths map[string]int64) (wrote bool, err error) {
+// oneByOne runs batch in the open write transaction, one append after the
+// other (appendTx), keeping lengths (the logs' lengths in the transaction) current.
+func (s *SQLite) oneByOne(ctx context.Context, batch []*appendReq, lengths map[string]int64) (wrote bool, err error) {
 	for _, q := range batch {
-		q.n, q.err = s.appendTx(ctx, tx, q)
+		q.n, q.err = s.appendTx(ctx, q)
 		var r *refusal
 		if errors.As(q.err, &r) {
 			q.err = r.err
@@ -314,14 +321,14 @@ func (s *SQLite) oneByOne(ctx context.Context, tx *sql.Tx, batch []*appendReq, l
 // lengthTx is the length of log inside a write transaction, whose header
 // is h: the read cache's when it holds the log's tail at h (the write lock
 // is held, so h is the latest commit), else SQLite's.
-func (s *SQLite) lengthTx(ctx context.Context, tx *sql.Tx, log string, h walHeader, hok bool) (int64, error) {
+func (s *SQLite) lengthTx(ctx context.Context, log string, h walHeader, hok bool) (int64, error) {
 	if hok {
 		if n, hit := s.cache.length(h, log); hit {
 			return n, nil
 		}
 	}
 	var n int64
-	err := tx.StmtContext(ctx, s.wLength).QueryRowContext(ctx, log).Scan(&n)
+	err := s.wLength.QueryRowContext(ctx, log).Scan(&n)
 	return n, err
 }
 

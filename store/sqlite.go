@@ -38,11 +38,14 @@ import (
 // A SQLite is safe for concurrent use, also by several processes.
 type SQLite struct {
 	path string
-	w    *sql.DB // one connection; every write
-	r    *sql.DB // read-only connections
+	w    *sql.DB   // one connection; every write
+	wc   *sql.Conn // that connection, held while the store is open
+	r    *sql.DB   // read-only connections
 
-	// Prepared on w, reused inside transactions (Tx.Stmt finds them).
-	wLength, wGetCall *sql.Stmt
+	// Prepared on wc: the appends' own transaction (group.go) and what
+	// runs in it.
+	wBegin, wCommit, wRollback *sql.Stmt
+	wLength, wGetCall          *sql.Stmt
 	// wEntries[k] inserts 1<<k entries (of any logs) in one statement,
 	// wCalls[k] 1<<k call records.
 	wEntries [insertSizes]*sql.Stmt
@@ -161,6 +164,9 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 	var objects int64 // a read: the connection maps the -shm file
 	if err := s.keep.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects); err != nil {
+		return nil, s.openError(err)
+	}
+	if s.wc, err = s.w.Conn(ctx); err != nil {
 		return nil, s.openError(err)
 	}
 	if err := s.prepare(ctx); err != nil {
@@ -291,12 +297,17 @@ func (s *SQLite) init(ctx context.Context) error {
 
 func (s *SQLite) prepare(ctx context.Context) error {
 	for _, p := range []struct {
-		db    *sql.DB
+		db interface {
+			PrepareContext(context.Context, string) (*sql.Stmt, error)
+		}
 		stmt  **sql.Stmt
 		query string
 	}{
-		{s.w, &s.wLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
-		{s.w, &s.wGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
+		{s.wc, &s.wBegin, `BEGIN IMMEDIATE`},
+		{s.wc, &s.wCommit, `COMMIT`},
+		{s.wc, &s.wRollback, `ROLLBACK`},
+		{s.wc, &s.wLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
+		{s.wc, &s.wGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
 		{s.r, &s.rRead, `SELECT seq, data FROM logs WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?`},
 		{s.r, &s.rLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
 		{s.r, &s.rGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
@@ -310,14 +321,14 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		*p.stmt = stmt
 	}
 	for k := range s.wEntries {
-		stmt, err := s.w.PrepareContext(ctx, `INSERT INTO logs (log, seq, data) VALUES `+strings.Repeat(", (?, ?, ?)", 1<<k)[2:])
+		stmt, err := s.wc.PrepareContext(ctx, `INSERT INTO logs (log, seq, data) VALUES `+strings.Repeat(", (?, ?, ?)", 1<<k)[2:])
 		if err != nil {
 			return s.openError(err)
 		}
 		s.wEntries[k] = stmt
 	}
 	for k := range s.wCalls {
-		stmt, err := s.w.PrepareContext(ctx, `INSERT INTO calls (log, id, input, result, revision) VALUES `+strings.Repeat(", (?, ?, ?, ?, ?)", 1<<k)[2:])
+		stmt, err := s.wc.PrepareContext(ctx, `INSERT INTO calls (log, id, input, result, revision) VALUES `+strings.Repeat(", (?, ?, ?, ?, ?)", 1<<k)[2:])
 		if err != nil {
 			return s.openError(err)
 		}
@@ -343,12 +354,12 @@ const (
 // insertRows runs the multi-row insert stmts (stmts[k] inserting 1<<k
 // rows of width values each) over args, a whole number of rows, in as few
 // statements as it takes.
-func insertRows(ctx context.Context, tx *sql.Tx, stmts []*sql.Stmt, width int, args []any) error {
+func insertRows(ctx context.Context, stmts []*sql.Stmt, width int, args []any) error {
 	for len(args) > 0 {
 		k := min(bits.Len(uint(len(args)/width))-1, len(stmts)-1) // the largest size that fits
 		chunk := args[:width<<k]
 		args = args[len(chunk):]
-		if _, err := tx.StmtContext(ctx, stmts[k]).ExecContext(ctx, chunk...); err != nil {
+		if _, err := stmts[k].ExecContext(ctx, chunk...); err != nil {
 			return err
 		}
 	}
@@ -544,11 +555,11 @@ func (s *SQLite) Sync(ctx context.Context) error {
 
 // appendTx runs one append inside the open transaction tx; ok is false
 // when it was refused (stale, call id known) and wrote nothing.
-func (s *SQLite) appendTx(ctx context.Context, tx *sql.Tx, q *appendReq) (n int64, err error) {
-	if err := tx.StmtContext(ctx, s.wLength).QueryRowContext(ctx, q.log).Scan(&n); err != nil {
+func (s *SQLite) appendTx(ctx context.Context, q *appendReq) (n int64, err error) {
+	if err := s.wLength.QueryRowContext(ctx, q.log).Scan(&n); err != nil {
 		return 0, s.err("append to", err)
 	}
-	if r, err := s.knownCall(ctx, tx, q); err != nil { // R5.6: the call id first
+	if r, err := s.knownCall(ctx, q); err != nil { // R5.6: the call id first
 		return 0, err
 	} else if r != nil {
 		return n, r
@@ -557,12 +568,12 @@ func (s *SQLite) appendTx(ctx context.Context, tx *sql.Tx, q *appendReq) (n int6
 		return n, &refusal{staleError(q.log, n, q.expected)}
 	}
 	rows := entryRows(nil, q, n)
-	if err := insertRows(ctx, tx, s.wEntries[:], entryColumns, rows); err != nil {
+	if err := insertRows(ctx, s.wEntries[:], entryColumns, rows); err != nil {
 		return 0, s.err("append to", err)
 	}
 	n += int64(len(q.entries))
 	if q.call != nil {
-		if err := insertRows(ctx, tx, s.wCalls[:], callColumns, callRow(nil, q, n)); err != nil {
+		if err := insertRows(ctx, s.wCalls[:], callColumns, callRow(nil, q, n)); err != nil {
 			return 0, s.err("append to", err)
 		}
 	}
@@ -571,13 +582,13 @@ func (s *SQLite) appendTx(ctx context.Context, tx *sql.Tx, q *appendReq) (n int6
 
 // knownCall reads the call record q names, when it has one: the refusal
 // its append gets when the call id is known (R5.6), else nil.
-func (s *SQLite) knownCall(ctx context.Context, tx *sql.Tx, q *appendReq) (*refusal, error) {
+func (s *SQLite) knownCall(ctx context.Context, q *appendReq) (*refusal, error) {
 	call := q.call
 	if call == nil {
 		return nil, nil
 	}
 	var stored CallRecord
-	err := tx.StmtContext(ctx, s.wGetCall).QueryRowContext(ctx, q.log, call.ID).Scan(&stored.Input, &stored.Result, &stored.Revision)
+	err := s.wGetCall.QueryRowContext(ctx, q.log, call.ID).Scan(&stored.Input, &stored.Result, &stored.Revision)
 	switch {
 	case err == nil:
 		stored.ID, stored.Input, stored.Result = call.ID, nonNil(stored.Input), nonNil(stored.Result)
@@ -737,7 +748,7 @@ func (s *SQLite) GetCall(ctx context.Context, log, id string) (CallRecord, error
 func (s *SQLite) Close() error {
 	errs := []error{s.shm.close()} // before any connection closes
 	for _, st := range []*sql.Stmt{s.rRead, s.rLength, s.rGetCall, s.rGetBlob, s.rGetRecord,
-		s.wLength, s.wGetCall} {
+		s.wBegin, s.wCommit, s.wRollback, s.wLength, s.wGetCall} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -749,6 +760,9 @@ func (s *SQLite) Close() error {
 	}
 	if s.keep != nil {
 		errs = append(errs, s.keep.Close())
+	}
+	if s.wc != nil {
+		errs = append(errs, s.wc.Close())
 	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())

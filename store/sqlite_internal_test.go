@@ -27,7 +27,7 @@ func TestSQLiteSettings(t *testing.T) {
 		{"user_version", "1"},
 	} {
 		var got string
-		if err := s.w.QueryRowContext(ctx, "PRAGMA "+tc.pragma).Scan(&got); err != nil {
+		if err := s.wc.QueryRowContext(ctx, "PRAGMA "+tc.pragma).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
 		if got != tc.want {

@@ -174,7 +174,7 @@ func (s *SQLite) writeTx(ctx context.Context, fn func(tx *sql.Tx) (wrote bool, a
 
 // commitTx runs fn in a transaction and commits it; s.wal.mu is held.
 func (s *SQLite) commitTx(ctx context.Context, fn func(tx *sql.Tx) (wrote bool, apply func(), err error)) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.wc.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
