@@ -144,7 +144,7 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 	}
 	ch := chains.Get().(*chain)
 	defer chains.Put(ch)
-	*ch = chain{i: i, set: set, te: te, ctx: ctx, callID: callID, thread: new(thread),
+	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, callID: callID, thread: new(thread),
 		attempt: 1, marks: marks, floorSaw: true, floorArgs: args}
 	ch.callIDLV = lua.LString(callID)
 	var out Outcome

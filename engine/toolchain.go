@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -259,6 +258,14 @@ var floorPassed any = json.RawMessage(`{"reason":"","refused":false}`)
 
 // chain is one call's walk through guards, floor, hooks and core.
 type chain struct {
+	chainState
+	grs [3]guardRun // the first guards' runs, without an allocation each
+	frs [5]frame    // the first frames of the chain, likewise
+}
+
+// chainState is what a chain starts from afresh; its runs and frames are
+// each set when used, so a recycled chain does not clear them (about 2 KB).
+type chainState struct {
 	i      *Instance
 	set    *regSet
 	te     *toolEntry
@@ -275,9 +282,7 @@ type chain struct {
 	seq       int64 // nested call ids under callID
 	thread    *thread
 	callIDLV  lua.LValue
-	argsLV    lua.LValue  // a string argument, boxed once (argsValue)
-	grs       [3]guardRun // the first guards' runs, without an allocation each
-	frs       [5]frame    // the first frames of the chain, likewise
+	argsLV    lua.LValue // a string argument, boxed once (argsValue)
 	nfrs      int
 	floorSaw  bool
 	floorArgs any
@@ -300,7 +305,8 @@ func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c T
 func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame, ext *external) Outcome {
 	ch := chains.Get().(*chain)
 	defer chains.Put(ch)
-	*ch = chain{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, args: luabind.Plain(c.Args), ext: ext}
+	marks := ch.marks[:0] // the list, not its labels, outlives a call
+	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, args: luabind.Plain(c.Args), ext: ext, marks: marks}
 	ch.retries = &ch.ownRetries
 	if parent != nil && parent.retries != nil {
 		ch.retries = parent.retries // one retry budget per lineage (R5.7)
@@ -538,7 +544,7 @@ func (c *chain) core(args any) Outcome {
 	}
 	te := c.te
 	if te.host != nil {
-		res, err := c.i.hostCore(c.ctx, te, CoreCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: te.path, Args: args, Marks: slices.Clone(c.marks)})
+		res, err := c.i.hostCore(c.ctx, te, CoreCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: te.path, Args: args, Marks: append([]string(nil), c.marks...)})
 		return hostOutcome(res, err, "")
 	}
 	d := te.def

@@ -35,6 +35,6 @@
 //   - JSONDecoder: JSON straight into Lua values (owner logs), held to
 //     encoding/json by FuzzDecode.
 //   - RecordPool: recycled record tables for handlers (call, outcome and
-//     boundary records); TestRecordPoolSeesKeys fails if gopher-lua's
-//     table layout stops letting it tell a record a handler changed.
+//     boundary records); TestRecordPoolSeesKeys pins that it tells a
+//     record a handler added keys to.
 package luabind

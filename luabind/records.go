@@ -1,9 +1,6 @@
 package luabind
 
 import (
-	"reflect"
-	"sync"
-
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -13,12 +10,8 @@ import (
 // recycled one costs none. A record is valid while the handler it was given
 // to runs: a handler that keeps it for later keeps a record the next call
 // will overwrite (copy what you need). A record that came back with keys of
-// its own, list items or a metatable is not recycled.
-//
-// Knowing whether a handler added keys needs gopher-lua's unexported list
-// of every string key a table has held (LTable.keys), read by reflection
-// without allocating. Should gopher-lua rename it, no record is recycled
-// (correct, slower) and TestRecordPoolSeesKeys fails.
+// its own, list items or a metatable is not recycled (our gopher-lua lists
+// every hash key a table has held: LTable.KeysEverSet).
 type RecordPool struct {
 	free []*lua.LTable
 	keys int // the fields of the pool's records
@@ -48,39 +41,17 @@ func (p *RecordPool) Get(L *lua.LState, fields []string) *lua.LTable {
 
 // Put gives a record back once its handler has returned.
 func (p *RecordPool) Put(t *lua.LTable) {
-	if t == nil || len(p.free) >= recordPoolSize || t.Metatable != lua.LNil || t.Len() != 0 || keysEverSet(t) > p.keys {
+	if t == nil || len(p.free) >= recordPoolSize || t.Metatable != lua.LNil || t.Len() != 0 || t.KeysEverSet() > p.keys {
 		return
 	}
 	p.free = append(p.free, t)
 }
 
-// keysField is the index of LTable's unexported key list (every string key
-// ever set); -1 when gopher-lua has no such field.
-var keysField = sync.OnceValue(func() int {
-	f, ok := reflect.TypeFor[lua.LTable]().FieldByName("keys")
-	if !ok || f.Type.Kind() != reflect.Slice {
-		return -1
-	}
-	return f.Index[0]
-})
-
-// keysEverSet counts the string keys a table has held (a script's own
-// fields too); a huge number when it cannot tell.
-func keysEverSet(t *lua.LTable) int {
-	k := keysField()
-	if k < 0 {
-		return 1 << 30
-	}
-	return reflect.ValueOf(t).Elem().Field(k).Len()
-}
-
-// SetField sets a record field unless it holds that value already: a
-// recycled record often does (the same path, instance, status), and reading
-// a gopher-lua field costs one map lookup where writing costs two.
+// SetField sets a record field. A record is a small table (a few string
+// keys, no map: see third_party/gopher-lua), where a write costs what a
+// read does, so a field is written without reading it first.
 func SetField(t *lua.LTable, key string, v lua.LValue) {
-	if t.RawGetString(key) != v {
-		t.RawSetString(key, v)
-	}
+	t.RawSetString(key, v)
 }
 
 // SetString sets a record field to a string, or clears it (absent) when the

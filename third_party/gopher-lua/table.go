@@ -40,14 +40,57 @@ func newLTable(acap int, hcap int) *LTable {
 	if acap != 0 {
 		tb.array = make([]LValue, 0, acap)
 	}
-	if hcap != 0 {
+	switch {
+	case hcap > smallKeys:
 		tb.strdict = make(map[string]LValue, hcap)
 		// attune: the key order list sized like the hash part, so that
 		// filling a table of hcap string keys does not grow it (the index
 		// k2i is made only past smallKeys keys: see keyIndex)
 		tb.keys = make([]LValue, 0, hcap)
+	case hcap > 0:
+		// attune: a small table keeps its string keys in keys and their
+		// values in svals, one allocation for both (see small)
+		kv := make([]LValue, 0, 2*hcap)
+		tb.keys = kv[0:0:hcap]
+		tb.svals = kv[hcap : hcap : 2*hcap]
 	}
 	return tb
+}
+
+// attune: small reports that the table has no hash maps: its hash part is
+// at most smallKeys string keys, listed in keys (in the order they were
+// first set, never removed, as in a large table) with their values in
+// svals (LNil for a key set to nil). Looking a key up scans keys, which
+// for a few keys is cheaper than hashing it, and a small table costs no
+// map. The first non-string hash key, or one string key more, moves the
+// strings into strdict (toStrdict) for good.
+func (tb *LTable) small() bool { return tb.strdict == nil && tb.dict == nil }
+
+// attune: smallIndex is the position of key in a small table's keys.
+func (tb *LTable) smallIndex(key string) int {
+	for i, k := range tb.keys {
+		if s, ok := k.(LString); ok && string(s) == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// KeysEverSet is how many hash keys the table has held: a key is listed
+// when first set and stays listed when set to nil (attune: its record pools
+// tell from it whether a handler added keys to a record).
+func (tb *LTable) KeysEverSet() int { return len(tb.keys) }
+
+// attune: toStrdict moves a small table's string keys into strdict; keys
+// stays as it is (the order of traversal does not change).
+func (tb *LTable) toStrdict(hint int) {
+	tb.strdict = make(map[string]LValue, max(hint, len(tb.keys)))
+	for i, k := range tb.keys {
+		if v := tb.svals[i]; v != LNil {
+			tb.strdict[string(k.(LString))] = v
+		}
+	}
+	tb.svals = nil
 }
 
 // Len returns length of this LTable without using __len.
@@ -204,6 +247,21 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 
 // RawSetString sets a given LValue to a given string index without the __newindex metamethod.
 func (tb *LTable) RawSetString(key string, value LValue) {
+	if tb.small() { // attune
+		if i := tb.smallIndex(key); i >= 0 {
+			tb.svals[i] = value
+			return
+		}
+		if value == LNil {
+			return
+		}
+		if len(tb.keys) < smallKeys {
+			tb.keys = append(tb.keys, LString(key))
+			tb.svals = append(tb.svals, value)
+			return
+		}
+		tb.toStrdict(defaultHashCap)
+	}
 	if tb.strdict == nil {
 		tb.strdict = make(map[string]LValue, defaultHashCap)
 	}
@@ -214,14 +272,13 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 		return
 	}
 	// attune: a key already in the hash part is already in keys (every
-	// key set is added there and never removed): no boxing, no index
-	// lookup for an update
-	if _, had := tb.strdict[key]; had {
-		tb.strdict[key] = value
-		return
-	}
+	// key set is added there and never removed): one map write for an
+	// update, no boxing, no index lookup (a new key grows the map)
+	n := len(tb.strdict)
 	tb.strdict[key] = value
-	tb.addKey(LString(key)) // attune: boxed once, not per use
+	if len(tb.strdict) != n {
+		tb.addKey(LString(key)) // attune: boxed once, not per use
+	}
 }
 
 // RawSetH sets a given LValue to a given index without the __newindex metamethod.
@@ -231,6 +288,9 @@ func (tb *LTable) RawSetH(key LValue, value LValue) {
 		return
 	}
 	if tb.dict == nil {
+		if tb.strdict == nil && len(tb.keys) > 0 { // attune: small no more
+			tb.toStrdict(0)
+		}
 		tb.dict = make(map[LValue]LValue, len(tb.strdict))
 	}
 
@@ -294,13 +354,7 @@ func (tb *LTable) RawGet(key LValue) LValue {
 			return tb.array[index]
 		}
 	case LString:
-		if tb.strdict == nil {
-			return LNil
-		}
-		if ret, ok := tb.strdict[string(v)]; ok {
-			return ret
-		}
-		return LNil
+		return tb.RawGetString(string(v))
 	}
 	if tb.dict == nil {
 		return LNil
@@ -326,13 +380,7 @@ func (tb *LTable) RawGetInt(key int) LValue {
 // RawGet returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetH(key LValue) LValue {
 	if s, sok := key.(LString); sok {
-		if tb.strdict == nil {
-			return LNil
-		}
-		if v, vok := tb.strdict[string(s)]; vok {
-			return v
-		}
-		return LNil
+		return tb.RawGetString(string(s))
 	}
 	if tb.dict == nil {
 		return LNil
@@ -346,6 +394,11 @@ func (tb *LTable) RawGetH(key LValue) LValue {
 // RawGetString returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetString(key string) LValue {
 	if tb.strdict == nil {
+		if tb.dict == nil { // attune: small
+			if i := tb.smallIndex(key); i >= 0 {
+				return tb.svals[i]
+			}
+		}
 		return LNil
 	}
 	if v, vok := tb.strdict[string(key)]; vok {
@@ -367,6 +420,12 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 		for k, v := range tb.strdict {
 			if v != LNil {
 				cb(LString(k), v)
+			}
+		}
+	} else if tb.dict == nil { // attune: small
+		for i, k := range tb.keys {
+			if v := tb.svals[i]; v != LNil {
+				cb(k, v)
 			}
 		}
 	}
@@ -398,7 +457,7 @@ func (tb *LTable) Next(key LValue) (LValue, LValue) {
 				}
 			}
 			if tb.array == nil || index == len(tb.array) {
-				if (tb.dict == nil || len(tb.dict) == 0) && (tb.strdict == nil || len(tb.strdict) == 0) {
+				if len(tb.keys) == 0 || (tb.dict == nil || len(tb.dict) == 0) && (tb.strdict == nil || len(tb.strdict) == 0) && !tb.small() {
 					return LNil, LNil
 				}
 				key = tb.keys[0]

@@ -148,6 +148,9 @@ type LTable struct {
 	strdict map[string]LValue
 	keys    []LValue
 	k2i     map[LValue]int
+	// attune: svals holds the values of a small table's string keys,
+	// beside keys (see small)
+	svals []LValue
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
