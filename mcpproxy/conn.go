@@ -128,17 +128,20 @@ type wireMessage struct {
 // collection the largest cost of a relayed call.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	var w wireMessage
-	if err := json.Unmarshal(data, &w); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case len(data) > 0 && data[0] == '[':
-			return nil, errors.New("a JSON array (a batch): MCP has no batches, send each message on a line of its own")
-		case errors.As(err, &te) && te.Field == "":
-			return nil, fmt.Errorf("a message is a JSON object, not a %s", te.Value)
-		case errors.As(err, &te):
-			return nil, fmt.Errorf("%q is a JSON %s, not what JSON-RPC 2.0 wants there", te.Field, te.Value)
+	if !fastWire(data, &w) {
+		w = wireMessage{}
+		if err := json.Unmarshal(data, &w); err != nil {
+			var te *json.UnmarshalTypeError
+			switch {
+			case len(data) > 0 && data[0] == '[':
+				return nil, errors.New("a JSON array (a batch): MCP has no batches, send each message on a line of its own")
+			case errors.As(err, &te) && te.Field == "":
+				return nil, fmt.Errorf("a message is a JSON object, not a %s", te.Value)
+			case errors.As(err, &te):
+				return nil, fmt.Errorf("%q is a JSON %s, not what JSON-RPC 2.0 wants there", te.Field, te.Value)
+			}
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
-		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
 	if w.Version != "2.0" {
 		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.Version, "2.0")

@@ -140,7 +140,7 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	p := &proxy{
 		o: o, cfg: cfg.MCP, stderr: o.Stderr,
-		client:     newConn(o.In, o.Out, cfg.MCP.MaxMessage),
+		client:     newConn(rawReader(o.In), rawWriter(o.Out), cfg.MCP.MaxMessage),
 		byName:     map[string]*upstream{},
 		tools:      map[string]toolTarget{},
 		registered: map[string][]string{},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -184,8 +185,16 @@ type callParams struct {
 // callSlot carries what the chain's core received from the upstream for
 // the call the client made: the result is relayed as the upstream sent it.
 type callSlot struct {
-	id   string // the call id the proxy gave the chain
-	meta json.RawMessage
+	id   string          // the call id the proxy gave the chain
+	meta json.RawMessage // the client's _meta, passed on
+	// ctx is the client's request: the core waits on it for a
+	// cancellation, and on its own ctx's deadline (callUntil)
+	ctx context.Context
+	// args are the arguments the chain was given, decoded from rawArgs:
+	// when the core receives the same map (no guard rewrote them), the
+	// upstream receives rawArgs, the client's own text
+	args    map[string]any
+	rawArgs json.RawMessage
 
 	mu      sync.Mutex
 	raw     json.RawMessage
@@ -203,23 +212,44 @@ func (p *proxy) core(up *upstream, tool string) engine.CoreFunc {
 		if slot != nil && slot.id != c.CallID {
 			slot = nil // a call a behavior made inside the client's call
 		}
-		params := callParams{Name: tool, Arguments: args}
-		if args == nil {
-			params.Arguments = map[string]any{}
+		var data []byte
+		if slot != nil && slot.rawArgs != nil && sameMap(args, slot.args) {
+			// the arguments the client sent, untouched by the chain: their text
+			data = append(data, `{"name":`...)
+			data = appendString(data, tool)
+			data = append(data, `,"arguments":`...)
+			data = append(data, slot.rawArgs...)
+			if len(slot.meta) > 0 {
+				data = append(data, `,"_meta":`...)
+				data = append(data, slot.meta...)
+			}
+			data = append(data, '}')
+		} else {
+			params := callParams{Name: tool, Arguments: args}
+			if args == nil {
+				params.Arguments = map[string]any{}
+			}
+			if slot != nil {
+				params.Meta = slot.meta
+			}
+			var err error
+			if data, err = json.Marshal(&params); err != nil {
+				return nil, fmt.Errorf("the arguments do not encode as JSON: %v", err)
+			}
 		}
+		var err error
+		var raw json.RawMessage
 		if slot != nil {
-			params.Meta = slot.meta
+			until, _ := ctx.Deadline()
+			raw, err = up.callUntil(slot.ctx, until, "tools/call", data, nil)
+		} else {
+			raw, err = up.call(ctx, "tools/call", data)
 		}
-		data, err := json.Marshal(&params)
-		if err != nil {
-			return nil, fmt.Errorf("the arguments do not encode as JSON: %v", err)
-		}
-		raw, err := up.call(ctx, "tools/call", data)
 		if err != nil {
 			return nil, err
 		}
-		var res map[string]any
-		if err := json.Unmarshal(raw, &res); err != nil || res == nil {
+		res, _ := decodeObject(raw)
+		if res == nil {
 			return nil, &UpstreamError{Upstream: up.name, Method: "tools/call", Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
 		}
 		isErr, _ := res["isError"].(bool)
@@ -233,6 +263,24 @@ func (p *proxy) core(up *upstream, tool string) engine.CoreFunc {
 		}
 		return res, nil
 	}
+}
+
+// sameMap reports whether a is the map m itself.
+func sameMap(a any, m map[string]any) bool {
+	am, ok := a.(map[string]any)
+	return ok && m != nil && reflect.ValueOf(am).UnsafePointer() == reflect.ValueOf(m).UnsafePointer()
+}
+
+// decodeObject decodes a JSON object as json.Unmarshal into a
+// map[string]any does; nil when data is not an object.
+func decodeObject(data []byte) (map[string]any, error) {
+	if v, ok := parseAny(data); ok {
+		m, _ := v.(map[string]any)
+		return m, nil
+	}
+	var m map[string]any
+	err := json.Unmarshal(data, &m)
+	return m, err
 }
 
 // resultText joins the text content of a tool result.
@@ -257,7 +305,15 @@ func resultText(res map[string]any) string {
 // appended to the result with the chain's diagnostics.
 func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	var c callParams // one pass: the arguments are decoded with the rest
-	if err := json.Unmarshal(params, &c); err != nil || c.Name == "" {
+	rawArgs, ok := fastCallParams(params, &c)
+	if !ok {
+		rawArgs = nil
+		c = callParams{}
+		if err := json.Unmarshal(params, &c); err != nil {
+			c.Name = ""
+		}
+	}
+	if c.Name == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call wants params {\"name\": TOOL, \"arguments\": {...}}, got " + clip(params)}
 	}
 	var args any = map[string]any{}
@@ -283,7 +339,10 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + c.Name}
 	}
-	slot := &callSlot{id: fmt.Sprintf("%s/mcp-%d", p.inst.ID(), p.calls.Add(1)), meta: c.Meta}
+	slot := &callSlot{id: fmt.Sprintf("%s/mcp-%d", p.inst.ID(), p.calls.Add(1)), meta: c.Meta, ctx: ctx}
+	if m, ok := args.(map[string]any); ok && c.Arguments != nil {
+		slot.args, slot.rawArgs = m, rawArgs
+	}
 	out := p.inst.Tool(context.WithValue(ctx, slotKey{}, slot), engine.ToolCall{Path: tgt.path, Args: args, CallID: slot.id})
 	notes := p.nextRound(ctx)
 	var extra []string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -52,6 +53,7 @@ type pending struct {
 	bad      *BadMessageError // the answer was a line that is not JSON-RPC
 	deadline time.Time        // when the request times out
 	timedOut bool             // the deadline passed first (expire)
+	until    bool             // deadline is the caller's (callUntil), not call_timeout
 }
 
 // errRelayed: the answer went to the client as the upstream sent it.
@@ -62,6 +64,7 @@ type upstream struct {
 	name    string
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
+	stdout  io.Closer // closed when the read loop ends
 	conn    *conn
 	timeout time.Duration // call_timeout
 	start   time.Duration // start_timeout, for initialize
@@ -91,20 +94,30 @@ func startUpstream(u Upstream, timeout, start time.Duration, maxMessage int, std
 	}
 	cmd := exec.Command(u.Command[0], u.Command[1:]...)
 	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
+	// pipes of the proxy's own (os.Pipe: non-blocking, the poller waits
+	// on them), read and written with raw system calls (rawio_unix.go)
+	childIn, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, childOut, err := os.Pipe()
 	if err != nil {
+		childIn.Close()
+		stdin.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdin, cmd.Stdout = childIn, childOut
+	err = cmd.Start()
+	childIn.Close() // the child has its own copies
+	childOut.Close()
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
 		return nil, fmt.Errorf("upstream %s: cannot start %q: %w", u.Name, u.Command[0], err)
 	}
 	up := &upstream{
-		name: u.Name, cmd: cmd, stdin: stdin, timeout: timeout, start: start, log: log,
-		conn:    newConn(stdout, stdin, maxMessage),
+		name: u.Name, cmd: cmd, stdin: stdin, stdout: stdout, timeout: timeout, start: start, log: log,
+		conn:    newConn(rawReader(stdout), rawWriter(stdin), maxMessage),
 		pending: map[int64]*pending{},
 		done:    make(chan struct{}),
 	}
@@ -114,6 +127,9 @@ func startUpstream(u Upstream, timeout, start time.Duration, maxMessage int, std
 // run reads the upstream's messages until its output ends.
 func (u *upstream) run() {
 	defer close(u.done)
+	if u.stdout != nil {
+		defer u.stdout.Close()
+	}
 	for {
 		msg, err := u.conn.read()
 		var bad *BadMessageError
@@ -247,6 +263,15 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 // callRelay is call with a relay: when relay takes the answer, the result
 // is errRelayed.
 func (u *upstream) callRelay(ctx context.Context, method string, params json.RawMessage, relay func(*jsonrpc.Response) bool) (json.RawMessage, error) {
+	return u.callUntil(ctx, time.Time{}, method, params, relay)
+}
+
+// callUntil is callRelay that also ends at until (when not zero) with
+// context.DeadlineExceeded: a tool chain's core passes the deadline of
+// the engine's ctx here, and the client's request ctx as ctx, so that
+// the engine's ctx, whose timer is made only when someone waits on it,
+// needs none (the upstream's one timer serves both).
+func (u *upstream) callUntil(ctx context.Context, until time.Time, method string, params json.RawMessage, relay func(*jsonrpc.Response) bool) (json.RawMessage, error) {
 	fail := func(err error) (json.RawMessage, error) {
 		return nil, &UpstreamError{Upstream: u.name, Method: method, Err: err}
 	}
@@ -265,6 +290,9 @@ func (u *upstream) callRelay(ctx context.Context, method string, params json.Raw
 		wait, key = u.start, "start_timeout"
 	}
 	pd.deadline = time.Now().Add(wait)
+	if !until.IsZero() && until.Before(pd.deadline) {
+		pd.deadline, pd.until = until, true
+	}
 	u.armLocked(pd.deadline)
 	u.mu.Unlock()
 	if err := u.conn.write(&jsonrpc.Request{ID: intID(id), Method: method, Params: params}); err != nil {
@@ -280,6 +308,9 @@ func (u *upstream) callRelay(ctx context.Context, method string, params json.Raw
 			return fail(ctx.Err())
 		}
 		r = <-pd.ch
+	}
+	if r == nil && pd.timedOut && pd.until {
+		return fail(context.DeadlineExceeded)
 	}
 	if r == nil && pd.timedOut {
 		return fail(fmt.Errorf("%w (%s %s in [harness.mcp])", ErrTimeout, key, wait))

@@ -26,7 +26,12 @@ call_timeout, max_message and the tools' effects.`
 
 // mcpCmd runs `attune mcp`: the client speaks on stdin/stdout.
 func mcpCmd(args []string, stdout, stderr io.Writer) int {
-	return runMCP(args, os.Stdin, stdout, stderr)
+	if stdout != io.Writer(os.Stdout) {
+		return runMCP(args, os.Stdin, stdout, stderr)
+	}
+	in, out, restore := pollableStdio()
+	defer restore()
+	return runMCP(args, in, out, stderr)
 }
 
 func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

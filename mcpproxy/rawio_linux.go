@@ -1,0 +1,117 @@
+package mcpproxy
+
+import (
+	"io"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// rawIO reads and writes a non-blocking pipe or socket with raw system
+// calls, waiting in the runtime's poller when it would block. os.File's
+// Read and Write tell the runtime that each call may block
+// (syscall.Syscall), and the first such call after the process was idle
+// wakes the runtime's monitor thread, which then runs every 20 µs for as
+// long as any goroutine runs: several thread switches per tools/call, a
+// sixth of the proxy's CPU. A read or write of a non-blocking descriptor
+// never blocks, so a raw call (syscall.RawSyscall) is enough.
+type rawIO struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+// newRawIO wraps f when it is in non-blocking mode (the runtime's poller
+// waits on it); ok is false otherwise, and f should be used as it is.
+func newRawIO(f *os.File) (*rawIO, bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, false
+	}
+	nonblocking := false
+	if cerr := rc.Control(func(fd uintptr) {
+		fl, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		nonblocking = e == 0 && fl&syscall.O_NONBLOCK != 0
+	}); cerr != nil || !nonblocking {
+		return nil, false
+	}
+	return &rawIO{f: f, rc: rc}, true
+}
+
+func (r *rawIO) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var errno syscall.Errno
+	err := r.rc.Read(func(fd uintptr) bool {
+		for {
+			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			if e == syscall.EINTR {
+				continue
+			}
+			n, errno = int(m), e
+			return e != syscall.EAGAIN
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: r.f.Name(), Err: errno}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (r *rawIO) Write(p []byte) (int, error) {
+	written := 0
+	var errno syscall.Errno
+	err := r.rc.Write(func(fd uintptr) bool {
+		for written < len(p) {
+			m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[written])), uintptr(len(p)-written))
+			switch e {
+			case 0:
+				written += int(m)
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false
+			default:
+				errno = e
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return written, err
+	case errno != 0:
+		return written, &os.PathError{Op: "write", Path: r.f.Name(), Err: errno}
+	case written < len(p):
+		return written, io.ErrShortWrite
+	}
+	return written, nil
+}
+
+func (r *rawIO) Close() error { return r.f.Close() }
+
+// rawReader is r as a rawIO when it is a non-blocking *os.File.
+func rawReader(r io.Reader) io.Reader {
+	if f, ok := r.(*os.File); ok {
+		if x, ok := newRawIO(f); ok {
+			return x
+		}
+	}
+	return r
+}
+
+// rawWriter is w as a rawIO when it is a non-blocking *os.File.
+func rawWriter(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok {
+		if x, ok := newRawIO(f); ok {
+			return x
+		}
+	}
+	return w
+}
