@@ -75,6 +75,13 @@ const (
 	// sqliteBusyTimeoutMS is how long a connection waits for a lock another
 	// process holds before giving up.
 	sqliteBusyTimeoutMS = 30000
+	// sqliteCheckpointFrames is how long the WAL grows (in pages, of 4 KiB)
+	// before the writer copies it into the database file: SQLite's own
+	// default is 1000. The copy runs inside a commit, holding the write
+	// lock, and flushes the database file, so every group commit waits
+	// for it; doing it every 8000 pages (a WAL of up to ~32 MiB) stalls
+	// the writers eight times less often.
+	sqliteCheckpointFrames = 8000
 )
 
 var sqliteSchema = []string{
@@ -140,7 +147,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 
 	// The writer. journal_mode is not set here: it changes the file, and
 	// the file is not known to be ours until init has looked.
-	s.w, err = sql.Open("sqlite", sqliteDSN(abs, "NORMAL", "&_txlock=immediate"))
+	s.w, err = sql.Open("sqlite", sqliteDSN(abs, "NORMAL", fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(%d)", sqliteCheckpointFrames)))
 	if err != nil {
 		return nil, s.openError(err)
 	}
