@@ -29,6 +29,8 @@ type registry struct {
 	holder   atomic.Pointer[thread] // the thread holding the state (nil when free); see lock
 	nwait    atomic.Int32           // threads waiting for it
 	starving atomic.Bool            // a waiter waited too long: the next unlock hands over
+	woken    atomic.Bool            // a woken waiter has not tried yet: unlocks wake no other (statelock.go)
+	skips    atomic.Uint32          // unlocks that left the waiters alone for it
 	frames   []*frame
 
 	tools      []*toolDecl

@@ -14,10 +14,15 @@ import (
 // the registry unless a running thread took it first: a thread that
 // releases and takes a registry again keeps running instead of handing it
 // to a sleeping one, which keeps throughput when goroutines share an
-// instance. An unlock whose longest waiter has waited longer than
-// handoffAfter hands the registry straight to it, bounding every wait: the
-// unlocking thread runs and sees the wait, where the waiter may not get a
-// processor to claim its turn while the holder keeps running.
+// instance. While a woken waiter has not tried yet, unlocks wake no other
+// (woken): the holder's release costs one atomic load instead of the wait
+// graph's lock, and the waiter clears the flag and tries once more before
+// it sleeps again, so a release never leaves every waiter asleep. An
+// unlock whose longest waiter has waited longer than handoffAfter hands the
+// registry straight to it, bounding every wait: the unlocking thread runs
+// and sees the wait, where the waiter may not get a processor to claim its
+// turn while the holder keeps running (with a woken waiter pending, every
+// checkEvery-th unlock looks).
 //
 // Threads wait for each other only in cycles the engine can see: thread T
 // needs registry R held by H, H waits for a registry held by ... T. Then
@@ -49,6 +54,10 @@ const lockWait = time.Minute
 // handoffAfter is the wait after which the registry is handed over.
 const handoffAfter = 200 * time.Microsecond
 
+// checkEvery: while a woken waiter has not tried yet, every checkEvery-th
+// unlock looks at how long the longest waiter has waited.
+const checkEvery = 16
+
 // lock takes the registry's state for fr's thread; owned says whether this
 // call took it (false: the thread already holds it, or borrows it).
 func (r *registry) lock(fr *frame) (bool, error) {
@@ -73,6 +82,7 @@ func (r *registry) lockSlow(fr *frame, t *thread) (bool, error) {
 	r.nwait.Add(1)
 	g.waiters = append(g.waiters, t)
 	leave := func() {
+		r.woken.Store(false)
 		t.waiting.Store(nil)
 		r.nwait.Add(-1)
 		if n := len(g.waiters); n > 0 {
@@ -115,6 +125,13 @@ func (r *registry) lockSlow(fr *frame, t *thread) (bool, error) {
 			r.starving.Store(true)
 		}
 		g.mu.Unlock()
+		// Unlocks that saw woken set woke no one: clear it, then look
+		// again before sleeping (an unlock after this sees it clear).
+		r.woken.Store(false)
+		if h := r.holder.Load(); h == nil || h == t {
+			g.mu.Lock()
+			continue
+		}
 		if deadline == nil {
 			deadline = time.NewTimer(lockWait)
 		}
@@ -199,6 +216,9 @@ func (r *registry) unlock(owned bool) {
 	if r.nwait.Load() == 0 {
 		return
 	}
+	if r.woken.Load() && !r.starving.Load() && r.skips.Add(1)%checkEvery != 0 {
+		return // the woken waiter tries before it sleeps again
+	}
 	g := &r.set.engine.waits
 	g.mu.Lock()
 	if w := g.first(r); w != nil {
@@ -208,6 +228,7 @@ func (r *registry) unlock(owned bool) {
 			r.starving.Store(true)
 			r.holder.CompareAndSwap(nil, w) // w owns it when it wakes
 		}
+		r.woken.Store(true)
 		select {
 		case w.wake <- struct{}{}:
 		default:

@@ -191,3 +191,44 @@ func TestLockHandsOverToALongWaiter(t *testing.T) {
 		t.Fatalf("the waiter waited through %d releases (%v of handoffAfter %v)", rounds, rounds*10*time.Microsecond, handoffAfter)
 	}
 }
+
+// R4.9: unlocks that find a woken waiter pending wake no one else, yet a
+// released registry is never left with every waiter asleep: goroutines
+// that take it in bursts, pause and stop at different times all get it,
+// each wait well within its deadline (a waiter left asleep would wait for
+// the whole of it).
+func TestLockWokenWaiterNeverStrands(t *testing.T) {
+	e := testEngine(t, "[bots.main]\nbehaviors = [\"g\"]\n", map[string]string{"g.lua": `x = 1`})
+	i := start(t, e, "x", "main")
+	r := i.cur.Load().regs[0]
+	d := &decl{}
+	var wg sync.WaitGroup
+	var held atomic.Int32
+	for g := range 8 {
+		wg.Go(func() {
+			for k := range 300 + 100*g {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				fr := newFrame(nil, ctx, i, r, d, fmt.Sprint("g", g, "/", k))
+				owned, err := r.lock(fr)
+				if err != nil || !owned {
+					t.Errorf("goroutine %d call %d: owned %v, %v", g, k, owned, err)
+					cancel()
+					return
+				}
+				if held.Add(1) != 1 {
+					t.Error("two threads hold the registry")
+				}
+				if k%7 == 0 {
+					runtime.Gosched()
+				}
+				held.Add(-1)
+				r.unlock(owned)
+				cancel()
+				if k%50 == 0 {
+					time.Sleep(time.Millisecond) // a pause: the others' wake-ups must not wait for this one
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
