@@ -111,7 +111,15 @@ func fInvoke(s *luabind.State) int {
 		s.L.RaiseError("invoke called twice")
 	}
 	gr.invoked = true
+	// A guard that ends in "return invoke(...)" hands the outcome record
+	// straight back to runGuard, which reads gr.out and not the record: no
+	// script could see it, so none is made (the most common guard).
+	unseen := s.ReturnsToCaller()
 	gr.out = gr.chain.invoke(s, gr)
+	if unseen {
+		s.L.Push(lua.LNil)
+		return 1
+	}
 	gr.outTab = outcomeRecord(r, gr.out)
 	s.L.Push(gr.outTab)
 	return 1
@@ -132,17 +140,20 @@ func guardVerdict(r *registry, ret lua.LValue) (verdict, string) {
 	if !ok {
 		return verdictOther, ""
 	}
+	v := verdictOther
+	switch t.Metatable {
+	case r.refuseMT:
+		v = verdictRefuse
+	case r.retryMT:
+		v = verdictRetry
+	default: // an outcome passed on, most often: no field to read
+		return verdictOther, ""
+	}
 	reason := ""
 	if s, ok := t.RawGetString("reason").(lua.LString); ok {
 		reason = string(s)
 	}
-	switch t.Metatable {
-	case r.refuseMT:
-		return verdictRefuse, reason
-	case r.retryMT:
-		return verdictRetry, reason
-	}
-	return verdictOther, ""
+	return v, reason
 }
 
 // refuse and retry return marker tables, one metatable each per state.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Host callbacks (admit/read, the floor, host cores) run under a ctx that
@@ -13,7 +14,7 @@ import (
 // away, whose timer is made only if the callback waits on it (lazyctx.go).
 // The caller defers its cancel.
 func (e *Engine) hostCtx(ctx context.Context) *lazyDeadline {
-	return newLazyDeadline(ctx, e.epoch, e.hostWait)
+	return e.hostCtxIn(ctx, nil, time.Time{})
 }
 
 // hostTimedOut turns the error of a callback whose ctx ran out into a
@@ -55,7 +56,14 @@ func corePanic(path string, err *error) {
 
 // runCore runs a host core under the host timeout.
 func (e *Engine) runCore(ctx context.Context, core CoreFunc, c CoreCall) (any, error) {
-	hctx := e.hostCtx(ctx)
+	return e.runCoreIn(ctx, nil, time.Time{}, core, c)
+}
+
+// runCoreIn is runCore with the core's ctx made in a struct of the
+// caller's that no callback used yet (nil: a new one), its deadline
+// host_timeout after at (zero: now); see hostCtxIn.
+func (e *Engine) runCoreIn(ctx context.Context, in *lazyDeadline, at time.Time, core CoreFunc, c CoreCall) (any, error) {
+	hctx := e.hostCtxIn(ctx, in, at)
 	defer hctx.cancel()
 	res, err := callCore(hctx, core, c)
 	if err != nil {

@@ -30,11 +30,32 @@ type lazyInner struct {
 // since epoch (a time with a monotonic reading): one clock read, where
 // time.Now reads the wall clock too.
 func newLazyDeadline(parent context.Context, epoch time.Time, d time.Duration) *lazyDeadline {
-	l := &lazyDeadline{parent: parent, deadline: epoch.Add(time.Since(epoch) + d)}
+	l := new(lazyDeadline)
+	l.start(parent, epoch.Add(time.Since(epoch)), d)
+	return l
+}
+
+// start makes l, unused so far, the ctx of a callback that began at
+// began (a time with a monotonic reading): its deadline is d after that.
+func (l *lazyDeadline) start(parent context.Context, began time.Time, d time.Duration) {
+	l.parent, l.deadline = parent, began.Add(d)
 	if pd, ok := parent.Deadline(); ok && pd.Before(l.deadline) {
 		l.deadline = pd
 	}
-	return l
+}
+
+// hostCtxIn is hostCtx made in in, a struct no callback used yet (nil: a
+// new one), for a callback that began at at: a clock reading the caller
+// took just before, so as not to read the clock again (zero: now).
+func (e *Engine) hostCtxIn(ctx context.Context, in *lazyDeadline, at time.Time) *lazyDeadline {
+	if in == nil {
+		in = new(lazyDeadline)
+	}
+	if at.IsZero() {
+		at = e.epoch.Add(time.Since(e.epoch))
+	}
+	in.start(ctx, at, e.hostWait)
+	return in
 }
 
 // real makes (once) the context the lazy one stands for.

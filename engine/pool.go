@@ -15,29 +15,48 @@ var (
 	outcomeFields = []string{"diagnostics", "error", "reason", "refused_by", "result", "status"}
 )
 
+// The places of the fields in those lists (luabind.SetFieldAt).
+const (
+	callArgs = iota
+	callAttempt
+	callCallID
+	callInstance
+	callMarks
+	callPath
+)
+
+const (
+	outDiagnostics = iota
+	outError
+	outReason
+	outRefusedBy
+	outResult
+	outStatus
+)
+
 // callRecord fills a pooled call record for a guard or hook (SPEC §10
 // Records); args nil leaves call.args absent (a hidden refusal).
 func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	st := r.st
 	t := r.calls.Get(st.L, callFields)
-	luabind.SetField(t, "path", c.te.pathLV)
+	luabind.SetFieldAt(t, callPath, "path", c.te.pathLV)
 	if args != nil {
-		t.RawSetString("args", c.argsValue(r, args))
+		luabind.SetFieldAt(t, callArgs, "args", c.argsValue(r, args))
 	} else {
-		luabind.SetField(t, "args", lua.LNil)
+		luabind.SetFieldAt(t, callArgs, "args", lua.LNil)
 	}
 	if len(c.marks) == 0 {
-		t.RawSetString("marks", r.emptyList())
+		luabind.SetFieldAt(t, callMarks, "marks", r.emptyList())
 	} else {
 		marks := st.NewListCap(len(c.marks))
 		for _, m := range c.marks {
 			marks.Append(lua.LString(m))
 		}
-		t.RawSetString("marks", marks)
+		luabind.SetFieldAt(t, callMarks, "marks", marks)
 	}
-	luabind.SetField(t, "attempt", number(c.attempt))
-	luabind.SetField(t, "instance", c.i.idLV)
-	luabind.SetField(t, "call_id", c.callIDLV)
+	luabind.SetFieldAt(t, callAttempt, "attempt", number(c.attempt))
+	luabind.SetFieldAt(t, callInstance, "instance", c.i.idLV)
+	luabind.SetFieldAt(t, callCallID, "call_id", c.callIDLV)
 	return t
 }
 
@@ -69,10 +88,8 @@ func outcomeRecord(r *registry, o Outcome) *lua.LTable {
 // their handler runs; a handler that filled the list or changed its
 // metatable gets a new one next time.
 func (r *registry) emptyList() *lua.LTable {
-	if t := r.empty; t != nil && t.Metatable == r.st.ListMeta && t.Len() == 0 {
-		if k, _ := t.Next(lua.LNil); k == lua.LNil {
-			return t
-		}
+	if t := r.empty; t != nil && t.Metatable == r.st.ListMeta && t.Len() == 0 && t.KeysEverSet() == 0 {
+		return t
 	}
 	r.empty = r.st.NewListCap(0)
 	return r.empty
@@ -80,24 +97,24 @@ func (r *registry) emptyList() *lua.LTable {
 
 func fillOutcome(r *registry, t *lua.LTable, o Outcome) {
 	st := r.st
-	luabind.SetField(t, "status", statusLV(o.Status))
+	luabind.SetFieldAt(t, outStatus, "status", statusLV(o.Status))
 	if o.Result != nil {
-		t.RawSetString("result", st.ToLua(o.Result))
+		luabind.SetFieldAt(t, outResult, "result", st.ToLua(o.Result))
 	} else {
-		luabind.SetField(t, "result", lua.LNil)
+		luabind.SetFieldAt(t, outResult, "result", lua.LNil)
 	}
 	if o.Status == StatusOK && len(o.Diagnostics) == 0 {
-		t.RawSetString("diagnostics", r.emptyList())
+		luabind.SetFieldAt(t, outDiagnostics, "diagnostics", r.emptyList())
 	} else if o.Status == StatusOK {
 		d := st.NewListCap(len(o.Diagnostics))
 		for _, s := range o.Diagnostics {
 			d.Append(lua.LString(s))
 		}
-		t.RawSetString("diagnostics", d)
+		luabind.SetFieldAt(t, outDiagnostics, "diagnostics", d)
 	} else {
-		luabind.SetField(t, "diagnostics", lua.LNil)
+		luabind.SetFieldAt(t, outDiagnostics, "diagnostics", lua.LNil)
 	}
-	luabind.SetString(t, "reason", o.Reason)
-	luabind.SetString(t, "refused_by", o.RefusedBy)
-	luabind.SetString(t, "error", o.Error)
+	luabind.SetStringAt(t, outReason, "reason", o.Reason)
+	luabind.SetStringAt(t, outRefusedBy, "refused_by", o.RefusedBy)
+	luabind.SetStringAt(t, outError, "error", o.Error)
 }

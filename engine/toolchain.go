@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -292,6 +293,20 @@ type chainState struct {
 	retries    *int
 	ownRetries int
 	ext        *external // the core runs outside the process (external.go)
+	// scope is what a call from the host allocated for its chain (nil for
+	// a nested one); hostAt, when set, is when the last guard's invoke
+	// stopped its script's clock, which is when the core's host work
+	// begins if nothing but engine code runs before it
+	scope  *callScope
+	hostAt time.Time
+}
+
+// callScope is allocated once for a call from the host: the thread its
+// chain runs on, and the ctx its host core gets (one allocation for both).
+type callScope struct {
+	thread thread
+	core   lazyDeadline
+	used   bool // core was handed out
 }
 
 // chains are recycled: a chain is about 2 KB (its first frames and guard
@@ -316,7 +331,8 @@ func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, 
 	} else {
 		// a thread of its own, never recycled: other threads may still be
 		// looking at it (registry.lock) after this chain is done
-		ch.thread = new(thread)
+		ch.scope = new(callScope)
+		ch.thread = &ch.scope.thread
 	}
 	if ch.callID == "" {
 		if parent != nil {
@@ -464,6 +480,9 @@ func (c *chain) invoke(s *luabind.State, gr *guardRun) Outcome {
 	} else {
 		v = gr.call.RawGetString("args")
 	}
+	if gr.k+1 == len(c.te.guards) {
+		c.hostAt = s.HostSince()
+	}
 	args := gr.args
 	if v != gr.argsLV || !s.Unchanged(v, args) {
 		// the guard passed something else, or changed what it was given
@@ -478,6 +497,9 @@ func (c *chain) invoke(s *luabind.State, gr *guardRun) Outcome {
 // inner runs past the guards: floor (R4.4), :pre (R4.5), core (R4.6), :post (R4.7).
 func (c *chain) inner(args any) Outcome {
 	c.floorSaw, c.floorArgs = true, args
+	if !c.i.e.markFloor { // the host's floor runs first: the core begins later
+		c.hostAt = time.Time{}
+	}
 	if reason, refused, ferr := c.i.floorVerdict(c.ctx, FloorCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: c.te.path, Args: args, Marks: append([]string(nil), c.marks...)}); refused {
 		return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason, Err: ferr}
 	}
@@ -485,6 +507,7 @@ func (c *chain) inner(args any) Outcome {
 		if h.pre == nil {
 			continue
 		}
+		c.hostAt = time.Time{} // a script runs before the core
 		r := h.reg
 		fr := c.frame(r, &h.decl)
 		owned, err := r.lock(fr)
@@ -544,7 +567,14 @@ func (c *chain) core(args any) Outcome {
 	}
 	te := c.te
 	if te.host != nil {
-		res, err := c.i.hostCore(c.ctx, te, CoreCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: te.path, Args: args, Marks: append([]string(nil), c.marks...)})
+		var in *lazyDeadline
+		if c.scope != nil && !c.scope.used {
+			c.scope.used = true
+			in = &c.scope.core
+		}
+		at := c.hostAt
+		c.hostAt = time.Time{}
+		res, err := c.i.hostCore(c.ctx, te, CoreCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: te.path, Args: args, Marks: append([]string(nil), c.marks...)}, in, at)
 		return hostOutcome(res, err, "")
 	}
 	d := te.def

@@ -35,6 +35,9 @@ type budget struct {
 	running  bool            // the top frame's clock is ticking
 	deadline time.Duration   // on the budget's clock
 	stopped  int64           // the watchdog's sample count when the clock last stopped (watchdog.go)
+	// suspended is when suspend last stopped the clock (on the budget's
+	// clock; read only by the state's own goroutine: State.HostSince)
+	suspended time.Duration
 }
 
 func newBudget(limit time.Duration) *budget {
@@ -182,10 +185,11 @@ func (b *budget) enter(within time.Duration) bool {
 	return len(b.frames) == 1
 }
 
-// exit closes the top frame; it reports whether it was the outermost one
-// and how much script time the frame used, which is charged to the frame
-// below. The frame below stays paused until resume.
-func (b *budget) exit() (bool, time.Duration) {
+// exit closes the top frame; it reports whether it was the outermost one,
+// how much script time the frame used, which is charged to the frame
+// below, and why the budget fired if it did (Err as the frame ends). The
+// frame below stays paused until resume.
+func (b *budget) exit() (bool, time.Duration, error) {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -202,6 +206,10 @@ func (b *budget) exit() (bool, time.Duration) {
 	if top > 0 {
 		b.frames[top-1] -= used
 	}
+	var cause error
+	if b.fired {
+		cause = b.cause
+	}
 	if len(b.frames) == 0 {
 		if b.wd != nil {
 			b.wd.end()
@@ -211,7 +219,7 @@ func (b *budget) exit() (bool, time.Duration) {
 			b.done = make(chan struct{})
 		}
 	}
-	return len(b.frames) == 0, used
+	return len(b.frames) == 0, used, cause
 }
 
 // remaining is what the top frame has left (NoCap outside a callback).
@@ -245,6 +253,7 @@ func (b *budget) suspend() {
 	b.mu.Lock()
 	b.pauseLocked(now)
 	b.mu.Unlock()
+	b.suspended = now
 }
 
 // resume restarts the clock of the top frame.

@@ -86,8 +86,11 @@ func (s *State) CallWithin(a Ambient, within time.Duration, fn lua.LValue, nret 
 	if s.budget.enter(within) {
 		L.SetContext(s.budget)
 	}
+	called := s.called
+	s.called = L.CallStackDepth() // the index of fn's frame
 	err := L.CallByParam(lua.P{Fn: fn, NRet: nret, Protect: true}, args...)
-	cause := s.budget.Err()
+	s.called = called
+	outer, used, cause := s.budget.exit()
 	cancelled := cause != nil
 	if err == nil && (cancelled || s.pending != nil) {
 		// past its budget the callback fails, even when the script caught
@@ -102,7 +105,6 @@ func (s *State) CallWithin(a Ambient, within time.Duration, fn lua.LValue, nret 
 		}
 	}
 	s.pending = nil // taken, or the callback failed already
-	outer, used := s.budget.exit()
 	if outer {
 		L.RemoveContext()
 	}
@@ -152,6 +154,21 @@ func (s *State) scriptError(err error, cause error) error {
 	}
 	return se
 }
+
+// ReturnsToCaller reports, inside a library function, that the callback
+// the innermost Call of this state runs called it with "return f(...)",
+// directly or through further such calls: what the function returns is
+// what the callback returns to Call's caller, and no script sees it.
+func (s *State) ReturnsToCaller() bool {
+	at, ok := s.L.TailCalledFrom()
+	return ok && at == s.called
+}
+
+// HostSince is, inside a function declared with Leaves, when the script's
+// clock stopped for it: the time the host work it does began, as a time
+// with a monotonic reading. A caller about to start host work can take it
+// for the start instead of reading the clock again.
+func (s *State) HostSince() time.Time { return s.budget.base.Add(s.budget.suspended) }
 
 // Suspend stops the budget's clock while Go code does host work on the
 // script's behalf; Resume restarts it. Funcs declared with Leaves do this

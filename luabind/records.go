@@ -54,6 +54,22 @@ func SetField(t *lua.LTable, key string, v lua.LValue) {
 	t.RawSetString(key, v)
 }
 
+// SetFieldAt is SetField for the field at position i of the list the
+// record was made with (RecordPool.Get): a recycled record keeps its fields
+// in that order, so the value is stored without looking the key up.
+func SetFieldAt(t *lua.LTable, i int, key string, v lua.LValue) {
+	t.RawSetStringAt(i, key, v)
+}
+
+// SetStringAt is SetString for the field at position i (see SetFieldAt).
+func SetStringAt(t *lua.LTable, i int, key, v string) {
+	if v == "" {
+		t.RawSetStringAt(i, key, lua.LNil)
+		return
+	}
+	t.RawSetStringAt(i, key, lua.LString(v))
+}
+
 // SetString sets a record field to a string, or clears it (absent) when the
 // string is empty.
 func SetString(t *lua.LTable, key, v string) {

@@ -66,6 +66,9 @@ type State struct {
 	// the data limits outside a callback; the next callback fails with it
 	// (convert.go).
 	pending *LimitError
+	// called is the call-stack index of the function the innermost
+	// Call of this state runs (ReturnsToCaller)
+	called int
 }
 
 // maxRep bounds string.rep's result: a single built-in call cannot be

@@ -111,3 +111,24 @@ func TestSmallTableUpdatesWithoutAllocating(t *testing.T) {
 		t.Fatalf("updating a small table: %v allocations, map %v", allocs, tb.strdict != nil)
 	}
 }
+
+// attune: RawSetStringAt stores at a key's place when the key is there, and
+// is RawSetString otherwise (a wrong place, a key not yet set, a map-backed
+// table).
+func TestRawSetStringAt(t *testing.T) {
+	tb := newLTable(0, 2)
+	tb.RawSetString("a", LTrue)
+	tb.RawSetString("b", LTrue)
+	tb.RawSetStringAt(1, "b", LNumber(2))
+	tb.RawSetStringAt(0, "b", LNumber(3)) // not at 0: looked up
+	tb.RawSetStringAt(2, "c", LNumber(4)) // new
+	if tb.RawGetString("a") != LTrue || tb.RawGetString("b") != LNumber(3) || tb.RawGetString("c") != LNumber(4) {
+		t.Fatalf("a, b, c = %v, %v, %v", tb.RawGetString("a"), tb.RawGetString("b"), tb.RawGetString("c"))
+	}
+	big := newLTable(0, 32)
+	big.RawSetString("a", LTrue)
+	big.RawSetStringAt(0, "a", LFalse)
+	if big.RawGetString("a") != LFalse {
+		t.Fatal("RawSetStringAt on a map-backed table did not set")
+	}
+}

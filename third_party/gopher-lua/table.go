@@ -81,6 +81,20 @@ func (tb *LTable) smallIndex(key string) int {
 // tell from it whether a handler added keys to a record).
 func (tb *LTable) KeysEverSet() int { return len(tb.keys) }
 
+// RawSetStringAt is RawSetString for a key that was the i-th hash key set
+// on the table (attune: its records set their fields in a fixed order, and
+// a key keeps its place): when the table is small and key is there, the
+// value is stored without looking for it.
+func (tb *LTable) RawSetStringAt(i int, key string, value LValue) {
+	if i < len(tb.svals) {
+		if s, ok := tb.keys[i].(LString); ok && string(s) == key {
+			tb.svals[i] = value
+			return
+		}
+	}
+	tb.RawSetString(key, value)
+}
+
 // attune: toStrdict moves a small table's string keys into strdict; keys
 // stays as it is (the order of traversal does not change).
 func (tb *LTable) toStrdict(hint int) {
