@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"modernc.org/sqlite"
@@ -86,7 +87,7 @@ func (c *committer) append(ctx context.Context, s *SQLite, q *appendReq) (int64,
 	c.leading = true
 	// q is the head of the queue: the leader either found it empty or was
 	// handed the lead as its first member.
-	batch := c.queue[:min(len(c.queue), maxGroup)]
+	batch := slices.Clip(c.queue[:min(len(c.queue), maxGroup)]) // the group grows into its own array, not the queue's
 	c.queue = c.queue[len(batch):]
 	c.mu.Unlock()
 
@@ -133,7 +134,7 @@ func (c *committer) more(w *walSync, room int) []*appendReq {
 	for {
 		c.mu.Lock()
 		if len(c.queue) > 0 && room > 0 {
-			batch := c.queue[:min(len(c.queue), room)]
+			batch := slices.Clip(c.queue[:min(len(c.queue), room)])
 			c.queue = c.queue[len(batch):]
 			c.waiting = false
 			c.mu.Unlock()
