@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -122,18 +123,18 @@ func (s *State) toLua(v any, c *dataCount, depth int) (lua.LValue, *LimitError) 
 		// keys in sorted order: pairs() visits a table in the order its
 		// keys were set, and a Go map's order changes from run to run
 		t := s.L.CreateTable(0, len(x))
-		var buf [16]string
-		for _, k := range SortedKeys(x, buf[:0]) {
-			err := c.size(k)
+		var buf [16]field
+		for _, f := range sortedFields(x, buf[:0]) {
+			err := c.size(f.k)
 			var lv lua.LValue
 			if err == nil {
-				lv, err = s.toLua(x[k], c, depth+1)
+				lv, err = s.toLua(f.v, c, depth+1)
 			}
 			if err != nil {
-				err.Path = "." + k + err.Path
+				err.Path = "." + f.k + err.Path
 				return nil, err
 			}
-			t.RawSetString(k, lv)
+			t.RawSetH(s.keyBox(f.k), lv)
 		}
 		return t, nil
 	case map[string]string:
@@ -186,6 +187,51 @@ func SortedKeys[V any](m map[string]V, buf []string) []string {
 	}
 	slices.Sort(buf)
 	return buf
+}
+
+// field is one entry of a map being converted.
+type field struct {
+	k string
+	v any
+}
+
+// sortedFields appends the entries of m to buf in the order of their keys
+// (read once: no lookup per key).
+func sortedFields(m map[string]any, buf []field) []field {
+	for k, v := range m {
+		buf = append(buf, field{k, v})
+	}
+	if len(buf) > 12 {
+		slices.SortFunc(buf, func(a, b field) int { return strings.Compare(a.k, b.k) })
+		return buf
+	}
+	for i := 1; i < len(buf); i++ { // a few keys, most often: insertion
+		for j := i; j > 0 && buf[j].k < buf[j-1].k; j-- {
+			buf[j], buf[j-1] = buf[j-1], buf[j]
+		}
+	}
+	return buf
+}
+
+// keyBoxes is how many converted map keys a state keeps boxed.
+const keyBoxes = 32
+
+// keyBox returns k as a Lua string. Hosts call the same tools with the same
+// argument keys again and again, so a state keeps the keys it converted
+// lately (short ones, one per slot of a small cache) and hands out the
+// same box instead of allocating one per key per conversion; a Lua string
+// cannot change, so sharing it is invisible.
+func (s *State) keyBox(k string) lua.LValue {
+	if len(k) == 0 || len(k) > 40 {
+		return lua.LString(k)
+	}
+	h := (uint(len(k))*31 + uint(k[0])*7 + uint(k[len(k)-1])) % keyBoxes
+	if b, ok := s.keys[h].(lua.LString); ok && string(b) == k {
+		return s.keys[h]
+	}
+	b := lua.LValue(lua.LString(k))
+	s.keys[h] = b
+	return b
 }
 
 // NewList returns an empty table marked as a list.

@@ -69,6 +69,8 @@ type State struct {
 	// called is the call-stack index of the function the innermost
 	// Call of this state runs (ReturnsToCaller)
 	called int
+	// keys are map keys converted lately, boxed (keyBox)
+	keys [keyBoxes]lua.LValue
 }
 
 // maxRep bounds string.rep's result: a single built-in call cannot be

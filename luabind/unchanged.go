@@ -92,10 +92,4 @@ func (w *unchangedWalk) same(v lua.LValue, p any, depth int) bool {
 }
 
 // entries counts the keys of t.
-func entries(t *lua.LTable) int {
-	n := 0
-	for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
-		n++
-	}
-	return n
-}
+func entries(t *lua.LTable) int { return t.Count() }

@@ -71,6 +71,9 @@ func TestSmallTableMatchesMapTable(t *testing.T) {
 					t.Fatalf("round %d table %d: Next #%d = %v, %v, want %v, %v after %v", round, ti, n, ka, va, kb, vb, log)
 				}
 				if ka == LNil {
+					if tb.Count() != n || ref.Count() != n {
+						t.Fatalf("round %d table %d: Count = %d (map-backed %d), Next visited %d after %v", round, ti, tb.Count(), ref.Count(), n, log)
+					}
 					break
 				}
 			}

@@ -81,6 +81,23 @@ func (tb *LTable) smallIndex(key string) int {
 // tell from it whether a handler added keys to a record).
 func (tb *LTable) KeysEverSet() int { return len(tb.keys) }
 
+// Count is the number of the table's entries (keys holding a value other
+// than nil): what pairs visits, counted without visiting it (attune).
+func (tb *LTable) Count() int {
+	n := len(tb.strdict) + len(tb.dict) // the maps hold no nil
+	for _, v := range tb.array {
+		if v != LNil {
+			n++
+		}
+	}
+	for _, v := range tb.svals {
+		if v != LNil {
+			n++
+		}
+	}
+	return n
+}
+
 // RawSetStringAt is RawSetString for a key that was the i-th hash key set
 // on the table (attune: its records set their fields in a fixed order, and
 // a key keeps its place): when the table is small and key is there, the
@@ -228,7 +245,7 @@ func (tb *LTable) RawSet(key LValue, value LValue) {
 			return
 		}
 	case LString:
-		tb.RawSetString(string(v), value)
+		tb.rawSetString(string(v), key, value) // attune: the key is boxed already
 		return
 	}
 
@@ -261,6 +278,12 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 
 // RawSetString sets a given LValue to a given string index without the __newindex metamethod.
 func (tb *LTable) RawSetString(key string, value LValue) {
+	tb.rawSetString(key, nil, value)
+}
+
+// attune: rawSetString is RawSetString with the key boxed already (boxed
+// is LString(key)), or not (nil): a new key is listed with that box.
+func (tb *LTable) rawSetString(key string, boxed LValue, value LValue) {
 	if tb.small() { // attune
 		if i := tb.smallIndex(key); i >= 0 {
 			tb.svals[i] = value
@@ -270,7 +293,10 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 			return
 		}
 		if len(tb.keys) < smallKeys {
-			tb.keys = append(tb.keys, LString(key))
+			if boxed == nil {
+				boxed = LString(key)
+			}
+			tb.keys = append(tb.keys, boxed)
 			tb.svals = append(tb.svals, value)
 			return
 		}
@@ -291,14 +317,17 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 	n := len(tb.strdict)
 	tb.strdict[key] = value
 	if len(tb.strdict) != n {
-		tb.addKey(LString(key)) // attune: boxed once, not per use
+		if boxed == nil {
+			boxed = LString(key) // attune: boxed once, not per use
+		}
+		tb.addKey(boxed)
 	}
 }
 
 // RawSetH sets a given LValue to a given index without the __newindex metamethod.
 func (tb *LTable) RawSetH(key LValue, value LValue) {
 	if s, ok := key.(LString); ok {
-		tb.RawSetString(string(s), value)
+		tb.rawSetString(string(s), key, value) // attune: the key is boxed already
 		return
 	}
 	if tb.dict == nil {
@@ -327,6 +356,10 @@ func (tb *LTable) keyIndex(key LValue) (int, bool) {
 	if tb.k2i != nil {
 		i, ok := tb.k2i[key]
 		return i, ok
+	}
+	if s, ok := key.(LString); ok && len(tb.svals) > 0 { // attune: small
+		i := tb.smallIndex(string(s))
+		return max(i, 0), i >= 0
 	}
 	for i, k := range tb.keys {
 		if k == key {
@@ -483,6 +516,14 @@ func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	}
 
 	at, _ := tb.keyIndex(key) // attune: 0 when absent, as k2i[key] was
+	if len(tb.svals) > 0 {    // attune: small: the values by place
+		for i := at + 1; i < len(tb.keys); i++ {
+			if v := tb.svals[i]; v != LNil {
+				return tb.keys[i], v
+			}
+		}
+		return LNil, LNil
+	}
 	for i := at + 1; i < len(tb.keys); i++ {
 		key := tb.keys[i]
 		if v := tb.RawGetH(key); v != LNil {
