@@ -207,7 +207,7 @@ func TestLockWokenWaiterNeverStrands(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for k := range 300 + 100*g {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				fr := newFrame(nil, ctx, i, r, d, fmt.Sprint("g", g, "/", k))
 				owned, err := r.lock(fr)
 				if err != nil || !owned {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"unicode/utf8"
 )
 
 // encodeEntry is json.Marshal(e), written by hand for the entries a turn
@@ -44,8 +43,7 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 		b = appendString(b, e.Type)
 	}
 	if e.Status != "" {
-		b = append(b, `,"status":`...)
-		b = appendKnown(b, &rc.status, e.Status)
+		b = rc.status.append(b, `,"status":`, e.Status)
 	}
 	var err error
 	if e.Value != nil {
@@ -59,8 +57,7 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 		b = appendString(b, e.Error)
 	}
 	if e.Path != "" {
-		b = append(b, `,"path":`...)
-		b = appendKnown(b, &rc.path, e.Path)
+		b = rc.path.append(b, `,"path":`, e.Path)
 	}
 	if e.CallID != "" {
 		b = append(b, `,"call_id":`...)
@@ -104,27 +101,32 @@ func appendValue(b []byte, v any, rc *encCache) ([]byte, error) {
 }
 
 // encCache remembers the last raw JSON value found valid (a copy) and the
-// last status and path found plain, so that values a journal writes again
-// and again (a floor's passing verdict, a tool's path) are compared
-// instead of checked each time.
+// last status and path found plain with their encoded fields, so that
+// values a journal writes again and again (a floor's passing verdict, a
+// tool's path) are compared instead of checked and encoded each time.
 type encCache struct {
 	last   []byte
-	status string
-	path   string
+	status knownField
+	path   knownField
 }
 
-// appendKnown is appendString for a value that repeats (a status, a
-// path): last is the last one found plain.
-func appendKnown(b []byte, last *string, s string) []byte {
-	if s != *last {
+// knownField is the last plain value of one field and the field as encoded
+// (`,"path":"fs/read"`).
+type knownField struct {
+	value string
+	enc   []byte
+}
+
+// append appends the field name (`,"path":`) with the value s.
+func (f *knownField) append(b []byte, name, s string) []byte {
+	if s != f.value { // s is never "": the zero field matches nothing
 		if !plain(s) {
-			return appendString(b, s)
+			return appendString(append(b, name...), s)
 		}
-		*last = s
+		f.value = s
+		f.enc = appendQuoted(append(f.enc[:0], name...), s)
 	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return append(b, f.enc...)
 }
 
 // maxRawCache is the longest raw value an encCache keeps.
@@ -151,6 +153,11 @@ func appendString(b []byte, s string) []byte {
 		data, _ := json.Marshal(s) // a string always encodes
 		return append(b, data...)
 	}
+	return appendQuoted(b, s)
+}
+
+// appendQuoted appends s between quotes, as it is.
+func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
@@ -169,12 +176,32 @@ func plain(s string) bool {
 		}
 	}
 	for ; k < len(s); k++ {
-		if c := s[k]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if plainBytes[s[k]] == 0 {
 			return false
 		}
 	}
 	return true
 }
+
+// plainBytes has 1 at each byte plain holds as it is: the printable ASCII
+// bytes but ", &, <, > and \\.
+const plainBytes = "" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" + // 0x00
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" + // 0x10
+	"\x01\x01\x00\x01\x01\x01\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x20: " &
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x01\x00\x01" + // 0x30: < >
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x40
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x01\x01\x01" + // 0x50: \\
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x60
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x70
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" + // 0x80...
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 
 // Eight bytes in a word: lo8 has 1 in each, hi8 the high bit of each.
 const (
