@@ -56,6 +56,9 @@ func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	}
 	luabind.SetFieldAt(t, callAttempt, "attempt", number(c.attempt))
 	luabind.SetFieldAt(t, callInstance, "instance", c.i.idLV)
+	if c.callIDLV == nil { // boxed once per chain, when a record needs it
+		c.callIDLV = st.L.StringValue(c.callID)
+	}
 	luabind.SetFieldAt(t, callCallID, "call_id", c.callIDLV)
 	return t
 }
@@ -69,7 +72,7 @@ func (c *chain) argsValue(r *registry, args any) lua.LValue {
 		if lv, ok := c.argsLV.(lua.LString); ok && string(lv) == s {
 			return c.argsLV
 		}
-		c.argsLV = lua.LString(s)
+		c.argsLV = r.st.L.StringValue(s)
 		return c.argsLV
 	}
 	return r.st.ToLua(args)

@@ -341,7 +341,6 @@ func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, 
 			ch.callID = i.newCallID()
 		}
 	}
-	ch.callIDLV = lua.LString(ch.callID)
 	out := ch.run()
 	out.CallID = ch.callID
 	return out

@@ -190,14 +190,13 @@ func (b *budget) enter(within time.Duration) bool {
 // below, and why the budget fired if it did (Err as the frame ends). The
 // frame below stays paused until resume.
 func (b *budget) exit() (bool, time.Duration, error) {
-	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	top := len(b.frames) - 1
 	rem := b.frames[top]
-	if b.running {
+	if b.running { // a stopped clock (resumeToEnd) needs no reading
 		b.running = false
-		rem = b.deadline - now
+		rem = b.deadline - b.now()
 		b.stoppedLocked()
 	}
 	used := max(b.starts[top]-rem, 0)
@@ -254,6 +253,19 @@ func (b *budget) suspend() {
 	b.pauseLocked(now)
 	b.mu.Unlock()
 	b.suspended = now
+}
+
+// resumeToEnd is resume for a wait after which the frame ends with no
+// script running (a tail call of the callback's own function): the clock
+// stays stopped and exit charges what the frame had used before the wait;
+// a frame whose budget ran out meanwhile fails, as resume would make it.
+func (b *budget) resumeToEnd() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n := len(b.frames); n > 0 && !b.running && b.frames[n-1] <= 0 && !b.fired {
+		b.fired, b.cause = true, ErrBudget
+		close(b.done)
+	}
 }
 
 // resume restarts the clock of the top frame.

@@ -65,9 +65,9 @@ func (s *State) toLua(v any, c *dataCount, depth int) (lua.LValue, *LimitError) 
 	case bool:
 		return lua.LBool(x), nil
 	case float64:
-		return lua.LNumber(x), nil
+		return s.L.NumberValue(lua.LNumber(x)), nil // boxed in a block of the state's
 	case int:
-		return lua.LNumber(x), nil
+		return s.L.NumberValue(lua.LNumber(x)), nil
 	case int64:
 		return lua.LNumber(x), nil
 	case float32:
@@ -80,7 +80,7 @@ func (s *State) toLua(v any, c *dataCount, depth int) (lua.LValue, *LimitError) 
 		if err := c.size(x); err != nil {
 			return nil, err
 		}
-		return lua.LString(x), nil
+		return s.L.StringValue(x), nil // a short one boxed in a block of the state's
 	case []any:
 		if depth >= maxDepth {
 			return nil, tooDeep()

@@ -124,7 +124,14 @@ func sharedFunc(f *Func) lua.LGFunction {
 		}
 		if f.Leaves {
 			s.budget.suspend()
-			defer s.budget.resume()
+			if s.ReturnsToCaller() {
+				// "return f(...)" from the callback itself: no script runs
+				// after f, so its clock stays stopped until the callback
+				// ends (no clock reading to restart it)
+				defer s.budget.resumeToEnd()
+			} else {
+				defer s.budget.resume()
+			}
 		}
 		n := f.Fn(s)
 		if s.pending != nil {

@@ -32,6 +32,11 @@ type allocator struct {
 
 	scratchValue  LValue
 	scratchValueP *iface
+
+	// attune: short strings boxed in blocks, as numbers are (LString2I)
+	sptrs          []string
+	scratchString  LValue
+	scratchStringP *iface
 }
 
 func newAllocator(size int) *allocator {
@@ -43,6 +48,8 @@ func newAllocator(size int) *allocator {
 	al.fheader = (*reflect.SliceHeader)(unsafe.Pointer(&al.fptrs))
 	al.scratchValue = LNumber(0)
 	al.scratchValueP = (*iface)(unsafe.Pointer(&al.scratchValue))
+	al.scratchString = LString("")
+	al.scratchStringP = (*iface)(unsafe.Pointer(&al.scratchString))
 
 	return al
 }
@@ -76,4 +83,20 @@ func (al *allocator) LNumber2I(v LNumber) LValue {
 	al.scratchValueP.word = unsafe.Pointer(fptr)
 
 	return al.scratchValue
+}
+
+// attune: stringBlock is how many strings LString2I boxes in one block.
+const stringBlock = 32
+
+// LString2I is LNumber2I for a string: the string's header is stored in a
+// block of headers and the LValue points at it, so boxing costs no
+// allocation of its own. A block lives while any of its values does, and
+// keeps the strings of all its values alive: box only short strings so.
+func (al *allocator) LString2I(s string) LValue {
+	if cap(al.sptrs) == len(al.sptrs) {
+		al.sptrs = make([]string, 0, stringBlock)
+	}
+	al.sptrs = append(al.sptrs, s)
+	al.scratchStringP.word = unsafe.Pointer(&al.sptrs[len(al.sptrs)-1])
+	return al.scratchString
 }

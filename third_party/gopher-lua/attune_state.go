@@ -22,3 +22,21 @@ func (ls *LState) TailCalledFrom() (int, bool) {
 	}
 	return cf.Parent.Idx, true
 }
+
+// NumberValue is n as an LValue, boxed in the state's blocks of numbers as
+// the VM boxes its results (no allocation of its own).
+func (ls *LState) NumberValue(n LNumber) LValue { return ls.alloc.LNumber2I(n) }
+
+// maxBlockString is the longest string StringValue boxes in a block: a
+// block keeps the strings of all its values alive while one lives.
+const maxBlockString = 64
+
+// StringValue is s as an LValue: a short string is boxed in one of the
+// state's blocks of strings (no allocation of its own), a longer one on its
+// own.
+func (ls *LState) StringValue(s string) LValue {
+	if len(s) == 0 || len(s) > maxBlockString {
+		return LString(s)
+	}
+	return ls.alloc.LString2I(s)
+}

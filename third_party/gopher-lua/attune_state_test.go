@@ -44,3 +44,37 @@ func TestTailCalledFrom(t *testing.T) {
 		}
 	}
 }
+
+// attune: StringValue and NumberValue give the values LString and LNumber
+// give, equal to them, without an allocation each; a block outlives the
+// state's next ones while a value of it lives.
+func TestStringAndNumberValues(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	var keep []LValue
+	for i := 0; i < 3*stringBlock; i++ {
+		s := string(rune('a'+i%26)) + "-" + string(rune('A'+i/26))
+		v := L.StringValue(s)
+		if v != LString(s) || v.String() != s || v.Type() != LTString {
+			t.Fatalf("StringValue(%q) = %v", s, v)
+		}
+		keep = append(keep, v)
+	}
+	for i, v := range keep {
+		s := string(rune('a'+i%26)) + "-" + string(rune('A'+i/26))
+		if string(v.(LString)) != s {
+			t.Fatalf("value %d changed to %q, want %q", i, v, s)
+		}
+	}
+	long := string(make([]byte, maxBlockString+1))
+	if L.StringValue(long) != LString(long) || L.StringValue("") != LString("") {
+		t.Fatal("long or empty string")
+	}
+	if L.NumberValue(200) != LNumber(200) || L.NumberValue(0.5) != LNumber(0.5) {
+		t.Fatal("NumberValue")
+	}
+	allocs := testing.AllocsPerRun(1000, func() { L.StringValue("/src/main.go"); L.NumberValue(200.5) })
+	if allocs > 0.2 {
+		t.Fatalf("%v allocations per string and number boxed", allocs)
+	}
+}
