@@ -41,7 +41,9 @@ func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	t := r.calls.Get(st.L, callFields)
 	luabind.SetFieldAt(t, callPath, "path", c.te.pathLV)
 	if args != nil {
-		luabind.SetFieldAt(t, callArgs, "args", c.argsValue(r, args))
+		if !c.lazyArgs(r, t, args) {
+			luabind.SetFieldAt(t, callArgs, "args", c.argsValue(r, args))
+		}
 	} else {
 		luabind.SetFieldAt(t, callArgs, "args", lua.LNil)
 	}
@@ -62,6 +64,34 @@ func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	luabind.SetFieldAt(t, callCallID, "call_id", c.callIDLV)
 	return t
 }
+
+// lazyArgs puts a table or list argument in call record t as a lazy field:
+// it is converted when the handler first reads call.args, so a handler that
+// never does (most guards) costs no conversion, and invoke() knows the
+// argument unchanged without comparing it. The argument is counted against
+// the data limits first (luabind.Fits): one over them is converted at once,
+// so that the handler fails before it runs, as for any argument. It reports
+// false for an argument it leaves to argsValue.
+func (c *chain) lazyArgs(r *registry, t *lua.LTable, args any) bool {
+	switch args.(type) {
+	case map[string]any, []any:
+	default:
+		return false
+	}
+	if !luabind.Fits(args) {
+		return false
+	}
+	l, ok := t.PeekAt(callArgs, "args").(*lua.LLazy)
+	if ok && l.Made() == nil { // the record's last one, never read: reused
+		l.Reset(makeArgs, args, r.st)
+	} else {
+		l = lua.NewLazy(makeArgs, args, r.st)
+	}
+	return t.SetLazyAt(callArgs, "args", l)
+}
+
+// makeArgs converts a lazy call.args on its first read.
+func makeArgs(l *lua.LLazy) lua.LValue { return l.Aux.(*luabind.State).ToLua(l.Arg) }
 
 // argsValue is a call's argument as a Lua value of r's state: a string is
 // boxed once per chain and shared by every handler (Lua strings cannot be

@@ -453,7 +453,7 @@ func (c *chain) step(k int, args any) Outcome {
 
 func (c *chain) guardRecord(r *registry, gr *guardRun) *lua.LTable {
 	t := c.callRecord(r, gr.args)
-	gr.argsLV = t.RawGetString("args")
+	gr.argsLV = t.PeekAt(callArgs, "args") // a lazy one stays so
 	return t
 }
 
@@ -477,13 +477,20 @@ func (c *chain) invoke(s *luabind.State, gr *guardRun) Outcome {
 	if s.L.GetTop() >= 1 {
 		v = s.L.Get(1)
 	} else {
-		v = gr.call.RawGetString("args")
+		v = gr.call.PeekAt(callArgs, "args")
 	}
 	if gr.k+1 == len(c.te.guards) {
 		c.hostAt = s.HostSince()
 	}
 	args := gr.args
-	if v != gr.argsLV || !s.Unchanged(v, args) {
+	placed := gr.argsLV
+	if l, ok := placed.(*lua.LLazy); ok {
+		if v == placed { // never read, so unchanged
+			return c.step(gr.k+1, args)
+		}
+		placed = l.Made() // what the guard read (nil: it replaced call.args unread)
+	}
+	if v != placed || !s.Unchanged(v, args) {
 		// the guard passed something else, or changed what it was given
 		var err error
 		if args, err = s.FromLua(v); err != nil {

@@ -81,6 +81,50 @@ func CheckSize(v lua.LValue, root string) error {
 	return nil
 }
 
+// Fits reports whether ToLua(v) converts v within the data limits: it
+// counts v as ToLua copies it (every value each time it is reached, every
+// string's bytes, 64 levels at most), without copying. It answers for plain
+// data (nil, booleans, float64, strings, []any and map[string]any); for
+// anything else, false.
+func Fits(v any) bool {
+	c := dataCount{}
+	return c.fits(v, 0)
+}
+
+func (c *dataCount) fits(v any, depth int) bool {
+	if c.nodes++; c.nodes > MaxDataNodes {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool, float64:
+		return true
+	case string:
+		c.bytes += len(x)
+		return c.bytes <= MaxDataBytes
+	case []any:
+		if depth >= maxDepth {
+			return false
+		}
+		for _, e := range x {
+			if !c.fits(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		if depth >= maxDepth {
+			return false
+		}
+		for k, e := range x {
+			if c.bytes += len(k); c.bytes > MaxDataBytes || !c.fits(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 type dataCount struct {
 	nodes, bytes int
 	sizeOnly     bool // count only: no UTF-8 or finiteness checks; depth is an error

@@ -78,3 +78,62 @@ func TestStringAndNumberValues(t *testing.T) {
 		t.Fatalf("%v allocations per string and number boxed", allocs)
 	}
 }
+
+// attune: a lazy field is made on its first read, by whichever reader
+// comes first, once; no reader gets the LLazy; PeekAt sees it until then.
+func TestLazyField(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	made := 0
+	mk := func(l *LLazy) LValue { made++; return LString(l.Arg.(string)) }
+	for _, read := range []struct {
+		name string
+		fn   func(tb *LTable) LValue
+	}{
+		{"RawGetString", func(tb *LTable) LValue { return tb.RawGetString("args") }},
+		{"RawGet", func(tb *LTable) LValue { return tb.RawGet(LString("args")) }},
+		{"Next", func(tb *LTable) LValue { _, v := tb.Next(LNil); return v }},
+		{"ForEach", func(tb *LTable) LValue {
+			var got LValue
+			tb.ForEach(func(k, v LValue) {
+				if k == LString("args") {
+					got = v
+				}
+			})
+			return got
+		}},
+		{"script", func(tb *LTable) LValue {
+			L.SetGlobal("rec", tb)
+			if err := L.DoString(`got = rec.args`); err != nil {
+				t.Fatal(err)
+			}
+			return L.GetGlobal("got")
+		}},
+		{"pairs", func(tb *LTable) LValue {
+			L.SetGlobal("rec", tb)
+			if err := L.DoString(`for k, v in pairs(rec) do if k == "args" then got = v end end`); err != nil {
+				t.Fatal(err)
+			}
+			return L.GetGlobal("got")
+		}},
+		{"migrated", func(tb *LTable) LValue { tb.RawSetH(LNumber(1.5), LTrue); return tb.RawGetString("args") }},
+	} {
+		made = 0
+		tb := newLTable(0, 2)
+		tb.RawSetString("args", LFalse)
+		tb.RawSetString("path", LTrue)
+		l := NewLazy(mk, "x", nil)
+		if !tb.SetLazyAt(0, "args", l) || tb.SetLazyAt(1, "args", l) {
+			t.Fatal("SetLazyAt")
+		}
+		if tb.PeekAt(0, "args") != l || l.Made() != nil || made != 0 {
+			t.Fatalf("%s: made before read", read.name)
+		}
+		if v := read.fn(tb); v != LString("x") {
+			t.Fatalf("%s: read %v", read.name, v)
+		}
+		if v := read.fn(tb); v != LString("x") || made != 1 || l.Made() != LString("x") || tb.PeekAt(0, "args") != LString("x") {
+			t.Fatalf("%s: second read %v, made %d times", read.name, v, made)
+		}
+	}
+}

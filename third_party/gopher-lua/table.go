@@ -112,12 +112,23 @@ func (tb *LTable) RawSetStringAt(i int, key string, value LValue) {
 	tb.RawSetString(key, value)
 }
 
+// attune: sval is the value of a small table's i-th key, made first if
+// it is an LLazy (which no reader ever gets).
+func (tb *LTable) sval(i int) LValue {
+	v := tb.svals[i]
+	if l, ok := v.(*LLazy); ok {
+		v = l.make()
+		tb.svals[i] = v
+	}
+	return v
+}
+
 // attune: toStrdict moves a small table's string keys into strdict; keys
 // stays as it is (the order of traversal does not change).
 func (tb *LTable) toStrdict(hint int) {
 	tb.strdict = make(map[string]LValue, max(hint, len(tb.keys)))
 	for i, k := range tb.keys {
-		if v := tb.svals[i]; v != LNil {
+		if v := tb.sval(i); v != LNil {
 			tb.strdict[string(k.(LString))] = v
 		}
 	}
@@ -443,7 +454,7 @@ func (tb *LTable) RawGetString(key string) LValue {
 	if tb.strdict == nil {
 		if tb.dict == nil { // attune: small
 			if i := tb.smallIndex(key); i >= 0 {
-				return tb.svals[i]
+				return tb.sval(i)
 			}
 		}
 		return LNil
@@ -471,7 +482,7 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 		}
 	} else if tb.dict == nil { // attune: small
 		for i, k := range tb.keys {
-			if v := tb.svals[i]; v != LNil {
+			if v := tb.sval(i); v != LNil {
 				cb(k, v)
 			}
 		}
@@ -518,7 +529,7 @@ func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	at, _ := tb.keyIndex(key) // attune: 0 when absent, as k2i[key] was
 	if len(tb.svals) > 0 {    // attune: small: the values by place
 		for i := at + 1; i < len(tb.keys); i++ {
-			if v := tb.svals[i]; v != LNil {
+			if v := tb.sval(i); v != LNil {
 				return tb.keys[i], v
 			}
 		}
