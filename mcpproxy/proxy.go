@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -315,7 +316,16 @@ func (p *proxy) badClientMessage(bad *BadMessageError) {
 	_ = p.client.write(&jsonrpc.Response{ID: bad.ID, Error: &jsonrpc.Error{Code: int64(code), Message: "attune mcp: " + bad.Error()}})
 }
 
-func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+// idKey names a request id in maps: a number and a string never share one.
+func idKey(id jsonrpc.ID) string {
+	switch v := id.Raw().(type) {
+	case int64:
+		return "n:" + strconv.FormatInt(v, 10)
+	case string:
+		return "s:" + v
+	}
+	return fmt.Sprintf("%T:%v", id.Raw(), id.Raw())
+}
 
 // clientRequest returns the handler of one request, to run on a goroutine
 // of its own (nil once the connection is stopping); the client may cancel

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -339,7 +340,7 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + c.Name}
 	}
-	slot := &callSlot{id: fmt.Sprintf("%s/mcp-%d", p.inst.ID(), p.calls.Add(1)), meta: c.Meta, ctx: ctx}
+	slot := &callSlot{id: p.inst.ID() + "/mcp-" + strconv.FormatInt(p.calls.Add(1), 10), meta: c.Meta, ctx: ctx}
 	if m, ok := args.(map[string]any); ok && c.Arguments != nil {
 		slot.args, slot.rawArgs = m, rawArgs
 	}
