@@ -66,7 +66,9 @@ func TestUpstreamDeadlines(t *testing.T) {
 		min, max time.Duration
 		timeout  bool
 	}{
-		{"ping", answered, 0, 150 * time.Millisecond, false},
+		// answered, not timed out (its error is nil); a loaded machine
+		// may take a while to schedule the goroutines that answer it
+		{"ping", answered, 0, time.Second, false},
 		{"tools/call", callDone, 200 * time.Millisecond, 500 * time.Millisecond, true},
 		{"initialize", initDone, 600 * time.Millisecond, 1200 * time.Millisecond, true},
 	} {
