@@ -52,7 +52,7 @@ func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	} else {
 		marks := st.NewListCap(len(c.marks))
 		for _, m := range c.marks {
-			marks.Append(lua.LString(m))
+			marks.Append(st.L.StringValue(m))
 		}
 		luabind.SetFieldAt(t, callMarks, "marks", marks)
 	}

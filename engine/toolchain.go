@@ -742,7 +742,7 @@ func syncMarks(s *luabind.State, c *chain) {
 	if t, ok := s.L.Get(1).(*lua.LTable); ok {
 		marks := s.NewListCap(len(c.marks))
 		for _, m := range c.marks {
-			marks.Append(lua.LString(m))
+			marks.Append(s.L.StringValue(m))
 		}
 		t.RawSetString("marks", marks)
 	}
