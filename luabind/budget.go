@@ -288,13 +288,17 @@ func (b *budget) resume() {
 	b.startLocked(now)
 }
 
+// close stops the timer and leaves the watchdog. The watchdog is left
+// after b.mu is released: the watchdog takes its own lock and then a
+// budget's (cancelAll), so holding b.mu while taking the watchdog's would
+// deadlock against a cancellation running at that moment.
 func (b *budget) close() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.timer != nil {
 		b.timer.Stop()
 		b.pending = false
 	}
+	b.mu.Unlock()
 	if b.wd != nil {
 		b.wd.remove(b)
 	}

@@ -72,3 +72,36 @@ func TestWatchdogCancelsWaitingCallbacksWhenNoneRan(t *testing.T) {
 		t.Fatalf("the waiting callback: %v", err)
 	}
 }
+
+// TestWatchdogCloseWhileCancelling: states closing while the watchdog
+// cancels (it takes its own lock, then each budget's) never deadlock; a
+// budget that took its own lock and then the watchdog's, as close once
+// did, hung here within a few thousand rounds.
+func TestWatchdogCloseWhileCancelling(t *testing.T) {
+	w := NewWatchdog(1 << 62) // never over: only cancelAll below cancels
+	t.Cleanup(w.Close)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 20000 {
+			NewState(Options{Watchdog: w}).Close()
+		}
+	}()
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				w.cancelAll(-1)
+			}
+		}
+	}()
+	defer close(stop)
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("closing states while the watchdog cancels deadlocked")
+	}
+}
