@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -76,21 +77,71 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendValue appends v as JSON: strings, finite numbers, booleans and
-// valid raw JSON directly, anything else through encoding/json.
+// appendValue appends v as JSON: plain data (nil, strings, booleans,
+// finite numbers, and maps of strings and lists of plain data, nested) and
+// valid raw JSON directly, anything else through encoding/json, which also
+// gives the errors (a NaN, a cycle) as json.Marshal(v) gives them.
 func appendValue(b []byte, v any, rc *encCache) ([]byte, error) {
 	switch x := v.(type) {
 	case string:
 		return appendString(b, x), nil
-	case bool:
-		return strconv.AppendBool(b, x), nil
 	case json.RawMessage:
 		if rc.valid(x) {
 			return append(b, x...), nil
 		}
+		data, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, data...), nil
+	}
+	return appendPlain(b, v, 0)
+}
+
+// maxPlainDepth is how deep appendPlain nests maps and lists itself; a
+// deeper value goes to encoding/json, which finds a cycle and says so
+// where a recursion of our own would overflow the stack.
+const maxPlainDepth = 64
+
+// appendPlain appends v, found depth maps and lists deep, as json.Marshal
+// encodes it, byte for byte: map keys in byte-wise order, strings escaped
+// as encoding/json escapes them (HTML characters, U+2028 and U+2029,
+// invalid UTF-8), numbers in its format.
+func appendPlain(b []byte, v any, depth int) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendString(b, x), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
 	case float64:
-		if !math.IsInf(x, 0) && !math.IsNaN(x) && x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return strconv.AppendInt(b, int64(x), 10), nil
+		if !math.IsInf(x, 0) && !math.IsNaN(x) {
+			return appendFloat(b, x), nil
+		}
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		if depth < maxPlainDepth {
+			return appendMap(b, x, depth+1)
+		}
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		if depth < maxPlainDepth {
+			b = append(b, '[')
+			var err error
+			for k, e := range x {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				if b, err = appendPlain(b, e, depth+1); err != nil {
+					return nil, err
+				}
+			}
+			return append(b, ']'), nil
 		}
 	}
 	data, err := json.Marshal(v)
@@ -98,6 +149,51 @@ func appendValue(b []byte, v any, rc *encCache) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, data...), nil
+}
+
+// appendMap appends m with its keys sorted as encoding/json sorts them.
+func appendMap(b []byte, m map[string]any, depth int) ([]byte, error) {
+	var small [16]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	var err error
+	for n, k := range keys {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendString(b, k), ':')
+		if b, err = appendPlain(b, m[k], depth); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendFloat appends the finite f as encoding/json does: integers below
+// 1e15 as integers (-0 keeps its sign), others in the shortest form that
+// reads back the same, with an exponent below 1e-6 and from 1e21 on
+// ("1e-7", not "1e-07").
+func appendFloat(b []byte, f float64) []byte {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 && (f != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(b, int64(f), 10)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // encCache remembers the last raw JSON value found valid (a copy) and the
