@@ -134,6 +134,8 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 	// R4.2, the fast path: a host tool no guard or hook matches, inside
 	// the ceiling, no turn to journal, and the default floor (which cannot
 	// refuse an unmarked call): only the core runs. No script, no allocation.
+	var found *toolEntry // and where, for the chain not to look again
+	var in *toolTable
 	if set := i.cur.Load(); set != nil {
 		if t := set.tools.Load(); t != nil && t.gen == i.e.toolsGen.Load() {
 			te := t.last.Load() // hosts call one tool many times in a row
@@ -142,6 +144,7 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 					t.last.Store(te)
 				}
 			}
+			found, in = te, t
 			if te != nil && te.quick {
 				ss := i.sess.Load()
 				if ss.quiet() {
@@ -154,7 +157,7 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 			}
 		}
 	}
-	out := i.tool(ctx, c)
+	out := i.tool(ctx, c, found, in)
 	out.settle()
 	return out
 }
@@ -177,7 +180,11 @@ func coreFailure(err error, callID string) Outcome {
 // against the bot's ceiling (R4.1); when it is not to run, the outcome
 // says why.
 func (i *Instance) lookupTool(set *regSet, path string) (*toolEntry, Outcome) {
-	te := set.toolTable().m[path]
+	return i.checkTool(set.toolTable().m[path], path)
+}
+
+// checkTool is lookupTool for the entry te found for path (nil: none).
+func (i *Instance) checkTool(te *toolEntry, path string) (*toolEntry, Outcome) {
 	if te == nil {
 		msg := "no tool named " + path + " (neither a host tool nor a define/tool of this pin)"
 		return nil, Outcome{Status: StatusFailed, Error: msg, Err: &Error{Code: CodeUnknownTool, Message: msg}}
@@ -201,7 +208,9 @@ func coreErr(err error) *Error {
 }
 
 // tool is every other call: the ceiling, the floor, the chain, the journal.
-func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
+// found is the entry Tool found for the call in table in, if any: it holds
+// when the set held is the one whose current table that is.
+func (i *Instance) tool(ctx context.Context, c ToolCall, found *toolEntry, in *toolTable) Outcome {
 	// the set is held for the whole call: a hydration or re-attunement may
 	// release it meanwhile, and its registries close with the last holder
 	set, err := i.live()
@@ -209,7 +218,10 @@ func (i *Instance) tool(ctx context.Context, c ToolCall) Outcome {
 		return Outcome{Status: StatusFailed, Error: err.Error(), Err: err}
 	}
 	defer set.release()
-	te, refusal := i.lookupTool(set, c.Path)
+	if found == nil || set.tools.Load() != in || in.gen != i.e.toolsGen.Load() {
+		found = set.toolTable().m[c.Path]
+	}
+	te, refusal := i.checkTool(found, c.Path)
 	if te == nil {
 		return refusal
 	}
