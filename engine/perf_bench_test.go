@@ -410,3 +410,77 @@ func (p loopPB) Next() bool {
 }
 
 func runtimeProcs() int { return max(1, runtime.GOMAXPROCS(0)) }
+
+// BenchmarkRawLuaFullChain is BenchmarkToolFullChain's work written
+// directly against gopher-lua: three guards, each called with a call
+// record (path, id, args) and an invoke function, nested as the chain
+// nests them (the second marks the call, the third passes the args it
+// read); the innermost invoke calls the pre hook, runs the Go core and
+// calls the post hook with an outcome table; the outcome is read back
+// into Go. BenchmarkToolFullChain is measured against it (goal: <= 1.5x).
+func BenchmarkRawLuaFullChain(b *testing.B) {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 64, MinimizeStackMemory: true})
+	defer L.Close()
+	if err := L.DoString(`
+function mark(c, label) local m = c.marks if not m then m = {} c.marks = m end m[#m + 1] = label end
+g1 = function(c, invoke) return invoke() end
+g2 = function(c, invoke) mark(c, "seen") return invoke() end
+g3 = function(c, invoke) return invoke(c.args) end
+pre = function(c) end
+post = function(c, o) return nil end`); err != nil {
+		b.Fatal(err)
+	}
+	guards := []lua.LValue{L.GetGlobal("g1"), L.GetGlobal("g2"), L.GetGlobal("g3")}
+	pre, post := L.GetGlobal("pre"), L.GetGlobal("post")
+	core := func(_ context.Context, a any) (any, error) { return a, nil }
+	record := func(args lua.LValue) *lua.LTable {
+		c := L.CreateTable(0, 3)
+		c.RawSetString("path", lua.LString("fs/read"))
+		c.RawSetString("id", lua.LString("c"))
+		c.RawSetString("args", args)
+		return c
+	}
+	var guard func(k int, args lua.LValue) *lua.LTable
+	guard = func(k int, args lua.LValue) *lua.LTable {
+		if k == len(guards) { // the core, between the hooks
+			c := record(args)
+			if err := L.CallByParam(lua.P{Fn: pre, NRet: 0, Protect: true}, c); err != nil {
+				b.Fatal(err)
+			}
+			res, err := core(context.Background(), rawFromLua(args))
+			out := L.CreateTable(0, 2)
+			if err != nil {
+				out.RawSetString("status", lua.LString("failed"))
+			} else {
+				out.RawSetString("status", lua.LString("ok"))
+				out.RawSetString("result", rawToLua(L, res))
+			}
+			if err := L.CallByParam(lua.P{Fn: post, NRet: 1, Protect: true}, c, out); err != nil {
+				b.Fatal(err)
+			}
+			L.Pop(1)
+			return out
+		}
+		invoke := L.NewFunction(func(L *lua.LState) int {
+			next := args
+			if L.GetTop() >= 1 {
+				next = L.Get(1)
+			}
+			return pushRet(L, guard(k+1, next))
+		})
+		if err := L.CallByParam(lua.P{Fn: guards[k], NRet: 1, Protect: true}, record(args), invoke); err != nil {
+			b.Fatal(err)
+		}
+		out := L.Get(-1).(*lua.LTable)
+		L.Pop(1)
+		return out
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		out := guard(0, rawToLua(L, "x"))
+		if out.RawGetString("status").String() != "ok" {
+			b.Fatal("not ok")
+		}
+		_ = rawFromLua(out.RawGetString("result"))
+	}
+}
