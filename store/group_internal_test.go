@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"testing"
 )
@@ -23,11 +22,7 @@ func commitBatch(s *SQLite, batch ...*appendReq) {
 // cache where it holds the log and from SQLite where it does not.
 func TestSQLiteGroupMixed(t *testing.T) {
 	ctx := t.Context()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t)
 	e := func(v string) [][]byte { return [][]byte{[]byte(v)} }
 	if _, err := s.Append(ctx, "b", 0, e("b1"), &CallRecord{ID: "cb", Input: []byte("in")}); err != nil {
 		t.Fatal(err)
@@ -79,11 +74,7 @@ func TestSQLiteGroupMixed(t *testing.T) {
 // and the others are not disturbed.
 func TestSQLiteGroupKnownCall(t *testing.T) {
 	ctx := t.Context()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t)
 	if _, err := s.Append(ctx, "l", 0, [][]byte{[]byte("one")}, &CallRecord{ID: "c", Input: []byte("in")}); err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +122,7 @@ func wantLog(t *testing.T, s *SQLite, log string, want ...string) {
 // same transaction. Either way each is answered as if it ran alone.
 func TestSQLiteGroupJoined(t *testing.T) {
 	ctx := t.Context()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t)
 	e := func(v string) [][]byte { return [][]byte{[]byte(v)} }
 	if _, err := s.Append(ctx, "k", 0, e("k1"), &CallRecord{ID: "known", Input: []byte("in")}); err != nil {
 		t.Fatal(err)

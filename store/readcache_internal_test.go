@@ -138,11 +138,7 @@ func TestSQLiteReadCacheSeesOtherWriters(t *testing.T) {
 // Tails keep the last maxTail entries; a read from before them goes to SQLite.
 func TestSQLiteReadCacheLongLog(t *testing.T) {
 	ctx := t.Context()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t)
 	var batch [][]byte
 	for k := range maxTail + 10 {
 		batch = append(batch, []byte{byte(k)})

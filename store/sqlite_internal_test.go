@@ -11,11 +11,7 @@ import (
 // The writer runs with the settings durability rests on (R5.10).
 func TestSQLiteSettings(t *testing.T) {
 	ctx := t.Context()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t)
 	for _, tc := range []struct {
 		pragma string
 		want   string
@@ -64,11 +60,7 @@ func TestSQLiteSettings(t *testing.T) {
 // the commit, made by the store after it.
 func TestSQLiteWritesFlushed(t *testing.T) {
 	ctx := t.Context()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t)
 	check := func(what string) {
 		t.Helper()
 		if c, sy := s.wal.committed.Load(), s.wal.synced.Load(); sy < c {
@@ -141,11 +133,7 @@ func TestPrefixEnd(t *testing.T) {
 // it, flushes it (R5.10 holds at the boundary that syncs).
 func TestSQLiteAppendLazy(t *testing.T) {
 	ctx := t.Context()
-	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openInternal(t)
 	if _, err := s.AppendLazy(ctx, "j", 0, [][]byte{[]byte("a")}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -170,4 +158,16 @@ func TestSQLiteAppendLazy(t *testing.T) {
 	if c, sy := s.wal.committed.Load(), s.wal.synced.Load(); sy < c {
 		t.Fatalf("a durable append left an earlier lazy one unflushed (commit %d, flushed %d)", c, sy)
 	}
+}
+
+// openInternal opens a SQLite store in a temporary folder, closed when
+// the test ends.
+func openInternal(t *testing.T) *SQLite {
+	t.Helper()
+	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
