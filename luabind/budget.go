@@ -259,10 +259,19 @@ func (b *budget) suspend() {
 // script running (a tail call of the callback's own function): the clock
 // stays stopped and exit charges what the frame had used before the wait;
 // a frame whose budget ran out meanwhile fails, as resume would make it.
+//
+// It takes the lock only when the frame ran out: frames and running are
+// written only by the state's own goroutine (enter, exit, suspend, resume,
+// spend; under b.mu, for the timer's and the watchdog's goroutines, which
+// read them under b.mu too), and this is that goroutine, so it reads them
+// without the lock; fired, which other goroutines write, is read under it.
 func (b *budget) resumeToEnd() {
+	if n := len(b.frames); n == 0 || b.running || b.frames[n-1] > 0 {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if n := len(b.frames); n > 0 && !b.running && b.frames[n-1] <= 0 && !b.fired {
+	if !b.fired {
 		b.fired, b.cause = true, ErrBudget
 		close(b.done)
 	}
