@@ -518,7 +518,10 @@ func (c *chain) inner(args any) Outcome {
 	if !c.i.e.markFloor { // the host's floor runs first: the core begins later
 		c.hostAt = time.Time{}
 	}
-	if reason, refused, ferr := c.i.floorVerdict(c.ctx, FloorCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: c.te.path, Args: args, Marks: append([]string(nil), c.marks...)}); refused {
+	if c.i.e.markFloor && len(c.marks) == 0 && !c.i.sess.Load().delivering() {
+		// the default floor cannot refuse an unmarked call, and no verdict
+		// is journaled: it is not asked (as on the fast path)
+	} else if reason, refused, ferr := c.i.floorVerdict(c.ctx, FloorCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: c.te.path, Args: args, Marks: append([]string(nil), c.marks...)}); refused {
 		return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason, Err: ferr}
 	}
 	for _, h := range c.te.hooks {
@@ -540,7 +543,7 @@ func (c *chain) inner(args any) Outcome {
 		}
 	}
 	out := c.core(args)
-	if out.Status != StatusOK {
+	if out.Status != StatusOK || len(c.te.hooks) == 0 { // no :post to run: out as it is, not copied through post
 		return out
 	}
 	return c.post(args, out)
