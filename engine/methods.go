@@ -80,6 +80,10 @@ type methodCall struct {
 	caller *registry  // the calling registry; nil for the host
 	c      MethodCall // CallID always set
 	fresh  bool       // the call id was generated here: nothing can be recorded under it
+	// unstorable: the input has no JSON form (a self-referencing map a
+	// host built): it is refused, and journaled without its input, which
+	// the journal could not write either
+	unstorable bool
 }
 
 // Method runs one method call for the host (R5.2). When a turn is open the
@@ -109,6 +113,9 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 		in, res := c.Input, out.Result
 		if !s.journaling.Load() {
 			in, res = CopyPlain(in), CopyPlain(res)
+		}
+		if mc.unstorable {
+			in = nil
 		}
 		s.journal(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: in, CallID: out.CallID, Auth: c.HostAuthority,
 			Status: out.Status, Result: res, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, Revs: first})
@@ -276,6 +283,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	}
 	inJSON, err := canonicalJSON(map[string]any{"method": m.name, "input": c.Input})
 	if err != nil {
+		mc.unstorable = true
 		return refused(BySchema, "input: not storable: "+err.Error())
 	}
 	if !mc.fresh { // R5.6: the call id first, without reading a newer fold

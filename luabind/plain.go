@@ -15,21 +15,36 @@ import (
 // its JSON form, the same value a replay reads back from the journal.
 
 // CopyPlain returns v as plain data, deep-copied (lists and maps), so no
-// step sees another's edits.
-func CopyPlain(v any) any {
+// step sees another's edits. Nesting deeper than maxPlainDepth (a
+// self-referencing map a host built) is left as it is below that depth,
+// not copied: the conversion to Lua and the journal refuse it with their
+// clear errors, where copying it would never end.
+func CopyPlain(v any) any { return copyPlain(v, 0) }
+
+// maxPlainDepth is the nesting CopyPlain copies, the conversion to Lua's
+// limit.
+const maxPlainDepth = 64
+
+func copyPlain(v any, depth int) any {
 	switch x := v.(type) {
 	case nil, bool, float64, string:
 		return v
 	case []any:
+		if depth >= maxPlainDepth {
+			return v
+		}
 		c := make([]any, len(x))
 		for k, e := range x {
-			c[k] = CopyPlain(e)
+			c[k] = copyPlain(e, depth+1)
 		}
 		return c
 	case map[string]any:
+		if depth >= maxPlainDepth {
+			return v
+		}
 		c := make(map[string]any, len(x))
 		for k, e := range x {
-			c[k] = CopyPlain(e)
+			c[k] = copyPlain(e, depth+1)
 		}
 		return c
 	}
