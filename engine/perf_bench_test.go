@@ -206,13 +206,7 @@ func BenchmarkRawLuaGuard(b *testing.B) {
 			var args any
 			invoke := L.NewFunction(func(L *lua.LState) int {
 				res, err := core(context.Background(), args)
-				out := L.CreateTable(0, 2)
-				if err != nil {
-					out.RawSetString("status", lua.LString("failed"))
-				} else {
-					out.RawSetString("status", lua.LString("ok"))
-					out.RawSetString("result", rawToLua(L, res))
-				}
+				out := rawOutcome(L, res, err)
 				return pushRet(L, out)
 			})
 			b.ReportAllocs()
@@ -237,6 +231,18 @@ func BenchmarkRawLuaGuard(b *testing.B) {
 }
 
 func pushRet(L *lua.LState, v lua.LValue) int { L.Push(v); return 1 }
+
+// rawOutcome is the outcome table of a core's answer, built directly.
+func rawOutcome(L *lua.LState, res any, err error) *lua.LTable {
+	out := L.CreateTable(0, 2)
+	if err != nil {
+		out.RawSetString("status", lua.LString("failed"))
+	} else {
+		out.RawSetString("status", lua.LString("ok"))
+		out.RawSetString("result", rawToLua(L, res))
+	}
+	return out
+}
 
 // rawToLua and rawFromLua convert plain values the direct way.
 func rawToLua(L *lua.LState, v any) lua.LValue {
@@ -448,13 +454,7 @@ post = function(c, o) return nil end`); err != nil {
 				b.Fatal(err)
 			}
 			res, err := core(context.Background(), rawFromLua(args))
-			out := L.CreateTable(0, 2)
-			if err != nil {
-				out.RawSetString("status", lua.LString("failed"))
-			} else {
-				out.RawSetString("status", lua.LString("ok"))
-				out.RawSetString("result", rawToLua(L, res))
-			}
+			out := rawOutcome(L, res, err)
 			if err := L.CallByParam(lua.P{Fn: post, NRet: 1, Protect: true}, c, out); err != nil {
 				b.Fatal(err)
 			}
