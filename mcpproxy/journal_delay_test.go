@@ -93,15 +93,7 @@ func TestJournalDelayGroupsCalls(t *testing.T) {
 		t.Fatalf("%d journal appends after the delay, want one for the five calls", n-before)
 	}
 	call()
-	session.Close()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Serve did not return after the client left")
-	}
+	leave(t, session, served)
 	if n := st.n.Load(); n < before+2 {
 		t.Fatalf("the turn's end wrote nothing: %d appends", n-before)
 	}

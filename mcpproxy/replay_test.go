@@ -64,15 +64,7 @@ func TestConnectionReplays(t *testing.T) {
 	if len(texts) != 3 || !strings.Contains(texts[1], "write 1") || !strings.HasPrefix(texts[2], "refused by guard") {
 		t.Fatalf("calls: %q", texts)
 	}
-	session.Close()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Serve did not return after the client left")
-	}
+	leave(t, session, served)
 	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: st})
 	if err != nil {
 		t.Fatal(err)
@@ -97,5 +89,20 @@ func TestConnectionReplays(t *testing.T) {
 	}
 	if len(r.Diverged) != 0 || r.Steps < 2 {
 		t.Errorf("replay: %d steps, diverged %+v", r.Steps, r.Diverged)
+	}
+}
+
+// leave closes the client's session and waits for Serve, whose answer
+// served carries, to return without an error.
+func leave(t *testing.T, session *mcp.ClientSession, served <-chan error) {
+	t.Helper()
+	session.Close()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return after the client left")
 	}
 }
