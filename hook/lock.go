@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"attune/config"
@@ -26,9 +25,10 @@ func lockDir(cfg *config.Config) string {
 	return filepath.Join(os.TempDir(), "attune-locks-"+hex.EncodeToString(sum[:8]))
 }
 
-// lockSession takes the exclusive lock of one session (an flock on its own
+// lockSession takes the exclusive lock of one session (a lock on its own
 // file, so it holds across processes and between goroutines of one
-// process alike) and returns its release. It waits until ctx is done.
+// process alike: flock on Unix, LockFileEx on Windows, in lock_unix.go
+// and lock_windows.go) and returns its release. It waits until ctx is done.
 func lockSession(ctx context.Context, dir, session string) (func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("session lock: %w", err)
@@ -41,14 +41,14 @@ func lockSession(ctx context.Context, dir, session string) (func(), error) {
 	}
 	wait := 200 * time.Microsecond
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
+		locked, err := tryLock(f)
+		if locked {
 			return func() {
-				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				_ = unlockFile(f)
 				f.Close()
 			}, nil
 		}
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("session lock %s: %w", name, err)
 		}

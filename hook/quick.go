@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 
 	"attune/behaviors"
 	"attune/config"
@@ -30,7 +29,8 @@ import (
 // under the session's lock that file says that nothing can see the call:
 //
 //   - the event is PreToolUse, PostToolUse or PostToolUseFailure;
-//   - the store is an SQLite file, the same file (device and inode) the
+//   - the store is an SQLite file, the same file (device and inode; on
+//     Windows volume serial number and file ID, see fileid_windows.go) the
 //     reach was taken on;
 //   - the tool's effects are inside the ceiling of the instance's bot, and
 //     no guard or hook pattern of the pin matches the tool's path, and the
@@ -76,18 +76,6 @@ func storeFile(cfg *config.Config) string {
 		return ""
 	}
 	return target
-}
-
-func fileID(path string) (dev, ino uint64, ok bool) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, 0, false
-	}
-	return uint64(st.Dev), st.Ino, true
 }
 
 func reachName(dir, instance string) string {
