@@ -14,11 +14,16 @@ import (
 // once the deadline has passed); a callback that never waits costs one
 // clock read and this struct, not a timer and its context.
 type lazyDeadline struct {
-	parent   context.Context
-	deadline time.Time
-	mu       sync.Mutex
-	inner    atomic.Pointer[lazyInner] // set once, under mu
-	done     bool                      // cancelled before inner was made
+	parent context.Context
+	// the deadline is began plus wait, or the parent's (capped), added up
+	// when asked for: most callbacks never ask
+	began  time.Time
+	wait   time.Duration
+	capped bool
+	parDL  time.Time // the parent's deadline, when capped
+	mu     sync.Mutex
+	inner  atomic.Pointer[lazyInner] // set once, under mu
+	done   bool                      // cancelled before inner was made
 }
 
 type lazyInner struct {
@@ -38,10 +43,18 @@ func newLazyDeadline(parent context.Context, epoch time.Time, d time.Duration) *
 // start makes l, unused so far, the ctx of a callback that began at
 // began (a time with a monotonic reading): its deadline is d after that.
 func (l *lazyDeadline) start(parent context.Context, began time.Time, d time.Duration) {
-	l.parent, l.deadline = parent, began.Add(d)
-	if pd, ok := parent.Deadline(); ok && pd.Before(l.deadline) {
-		l.deadline = pd
+	l.parent, l.began, l.wait = parent, began, d
+	if pd, ok := parent.Deadline(); ok && pd.Before(began.Add(d)) {
+		l.capped, l.parDL = true, pd
 	}
+}
+
+// deadline is when the callback's time is up.
+func (l *lazyDeadline) deadline() time.Time {
+	if l.capped {
+		return l.parDL
+	}
+	return l.began.Add(l.wait)
 }
 
 // hostCtxIn is hostCtx made in in, a struct no callback used yet (nil: a
@@ -68,7 +81,7 @@ func (l *lazyDeadline) real() context.Context {
 	if in := l.inner.Load(); in != nil {
 		return in.ctx
 	}
-	ctx, cancel := context.WithDeadline(l.parent, l.deadline)
+	ctx, cancel := context.WithDeadline(l.parent, l.deadline())
 	if l.done { // asked for after the callback returned: already over
 		cancel()
 	}
@@ -76,7 +89,7 @@ func (l *lazyDeadline) real() context.Context {
 	return ctx
 }
 
-func (l *lazyDeadline) Deadline() (time.Time, bool) { return l.deadline, true }
+func (l *lazyDeadline) Deadline() (time.Time, bool) { return l.deadline(), true }
 
 func (l *lazyDeadline) Done() <-chan struct{} { return l.real().Done() }
 
@@ -87,7 +100,7 @@ func (l *lazyDeadline) Err() error {
 	l.mu.Lock()
 	done := l.done
 	l.mu.Unlock()
-	if done || l.parent.Err() != nil || time.Until(l.deadline) <= 0 {
+	if done || l.parent.Err() != nil || time.Until(l.deadline()) <= 0 {
 		return l.real().Err()
 	}
 	return nil

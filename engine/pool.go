@@ -81,7 +81,7 @@ func (c *chain) lazyArgs(r *registry, t *lua.LTable, args any) bool {
 	if !luabind.Fits(args) {
 		return false
 	}
-	l, ok := t.PeekAt(callArgs, "args").(*lua.LLazy)
+	l, ok := t.PeekRecordAt(callArgs, "args").(*lua.LLazy)
 	if ok && l.Made() == nil { // the record's last one, never read: reused
 		l.Reset(makeArgs, args, r.st)
 	} else {

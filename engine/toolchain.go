@@ -465,7 +465,7 @@ func (c *chain) step(k int, args any) Outcome {
 
 func (c *chain) guardRecord(r *registry, gr *guardRun) *lua.LTable {
 	t := c.callRecord(r, gr.args)
-	gr.argsLV = t.PeekAt(callArgs, "args") // a lazy one stays so
+	gr.argsLV = t.PeekRecordAt(callArgs, "args") // a lazy one stays so
 	return t
 }
 
@@ -489,7 +489,7 @@ func (c *chain) invoke(s *luabind.State, gr *guardRun) Outcome {
 	if s.L.GetTop() >= 1 {
 		v = s.L.Get(1)
 	} else {
-		v = gr.call.PeekAt(callArgs, "args")
+		v = gr.call.PeekRecordAt(callArgs, "args")
 	}
 	if gr.k+1 == len(c.te.guards) {
 		c.hostAt = s.HostSince()

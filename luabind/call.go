@@ -155,11 +155,16 @@ func (s *State) scriptError(err error, cause error) error {
 	return se
 }
 
-// ReturnsToCaller reports, inside a library function, that the callback
-// the innermost Call of this state runs called it with "return f(...)",
+// ReturnsToCaller reports, inside a library function declared with
+// Leaves and before it calls back into the state, that the callback the
+// innermost Call of this state runs called it with "return f(...)",
 // directly or through further such calls: what the function returns is
-// what the callback returns to Call's caller, and no script sees it.
-func (s *State) ReturnsToCaller() bool {
+// what the callback returns to Call's caller, and no script sees it. The
+// choke point found it out before the function ran (sharedFunc).
+func (s *State) ReturnsToCaller() bool { return s.tail }
+
+// returnsToCaller is ReturnsToCaller, found out from the call stack.
+func (s *State) returnsToCaller() bool {
 	at, ok := s.L.TailCalledFrom()
 	return ok && at == s.called
 }

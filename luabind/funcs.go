@@ -124,7 +124,7 @@ func sharedFunc(f *Func) lua.LGFunction {
 		}
 		if f.Leaves {
 			s.budget.suspend()
-			if s.ReturnsToCaller() {
+			if s.tail = s.returnsToCaller(); s.tail {
 				// "return f(...)" from the callback itself: no script runs
 				// after f, so its clock stays stopped until the callback
 				// ends (no clock reading to restart it)

@@ -55,19 +55,23 @@ func SetField(t *lua.LTable, key string, v lua.LValue) {
 }
 
 // SetFieldAt is SetField for the field at position i of the list the
-// record was made with (RecordPool.Get): a recycled record keeps its fields
-// in that order, so the value is stored without looking the key up.
+// record was made with (RecordPool.Get), and only for a record of a pool:
+// its first keys are those fields in that order, fresh or recycled (a
+// small table keeps every key it was given in place, Put takes back no
+// record with keys of its own, and one that left small mode has no
+// positions and is written by key), so the value is stored without
+// looking the key up or comparing it (TestRecordFieldsKeepTheirPlaces).
 func SetFieldAt(t *lua.LTable, i int, key string, v lua.LValue) {
-	t.RawSetStringAt(i, key, v)
+	t.SetRecordAt(i, key, v)
 }
 
 // SetStringAt is SetString for the field at position i (see SetFieldAt).
 func SetStringAt(t *lua.LTable, i int, key, v string) {
 	if v == "" {
-		t.RawSetStringAt(i, key, lua.LNil)
+		t.SetRecordAt(i, key, lua.LNil)
 		return
 	}
-	t.RawSetStringAt(i, key, lua.LString(v))
+	t.SetRecordAt(i, key, lua.LString(v))
 }
 
 // SetString sets a record field to a string, or clears it (absent) when the

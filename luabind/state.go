@@ -69,6 +69,9 @@ type State struct {
 	// called is the call-stack index of the function the innermost
 	// Call of this state runs (ReturnsToCaller)
 	called int
+	// tail: the library function declared with Leaves that runs last was
+	// called with "return f(...)" from the callback (ReturnsToCaller)
+	tail bool
 	// keys are map keys converted lately, boxed (keyBox)
 	keys [keyBoxes]lua.LValue
 }

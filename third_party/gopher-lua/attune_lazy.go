@@ -65,3 +65,12 @@ func (tb *LTable) PeekAt(i int, key string) LValue {
 	}
 	return tb.RawGetString(key)
 }
+
+// PeekRecordAt is PeekAt for a table whose i-th key its caller knows to be
+// key (see SetRecordAt): small enough to inline.
+func (tb *LTable) PeekRecordAt(i int, key string) LValue {
+	if i < len(tb.svals) {
+		return tb.svals[i]
+	}
+	return tb.RawGetString(key)
+}

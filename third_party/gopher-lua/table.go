@@ -112,6 +112,19 @@ func (tb *LTable) RawSetStringAt(i int, key string, value LValue) {
 	tb.RawSetString(key, value)
 }
 
+// SetRecordAt stores value under the table's i-th hash key, which its
+// caller knows to be key (attune: a record of its record pools, made with
+// its fields set in a fixed order; a small table never reorders or drops
+// its keys, and leaves small mode only by setting svals to nil). It is
+// small enough to inline: no key comparison, no call.
+func (tb *LTable) SetRecordAt(i int, key string, value LValue) {
+	if i < len(tb.svals) {
+		tb.svals[i] = value
+		return
+	}
+	tb.rawSetString(key, nil, value)
+}
+
 // attune: sval is the value of a small table's i-th key, made first if
 // it is an LLazy (which no reader ever gets).
 func (tb *LTable) sval(i int) LValue {
