@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -42,9 +43,10 @@ func (in Install) entry() map[string]any {
 	if in.HTTP != "" {
 		return map[string]any{"type": "http", "url": "http://" + in.HTTP + HTTPPath}
 	}
-	cmd := shellQuote(in.Binary) + " hook claude"
+	windows := runtime.GOOS == "windows"
+	cmd := commandPath(in.Binary, windows) + " hook claude"
 	if in.Config != "" {
-		cmd += " --config " + shellQuote(in.Config)
+		cmd += " --config " + commandPath(in.Config, windows)
 	}
 	return map[string]any{"type": "command", "command": cmd}
 }
@@ -164,6 +166,21 @@ func editSettings(path string, edit func(hooks map[string]any)) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// commandPath spells a path in a hook command. Claude Code runs a command
+// hook through a shell: sh on Linux and macOS; on Windows bash (Git Bash)
+// unless the entry asks for PowerShell, and cmd.exe in some versions. On
+// Windows the path is written with forward slashes, which Windows takes as
+// well: a path with no space or quote in it then needs no quoting and is
+// one word every one of those shells reads the same, where backslashes
+// would have to be quoted for bash (and a quoted command is a string to
+// PowerShell). A path with spaces is quoted for sh and bash.
+func commandPath(p string, windows bool) string {
+	if windows {
+		p = strings.ReplaceAll(p, `\`, "/")
+	}
+	return shellQuote(p)
 }
 
 // shellQuote quotes s for sh when it needs it.

@@ -90,3 +90,25 @@ func TestCheckListen(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// On Windows the installed command names attune and its configuration with
+// forward slashes, so a path without spaces is one unquoted word for bash,
+// PowerShell and cmd.exe alike; elsewhere paths are left as they are.
+func TestCommandPath(t *testing.T) {
+	for _, c := range []struct {
+		path    string
+		windows bool
+		want    string
+	}{
+		{`C:\Users\me\bin\attune.exe`, true, `C:/Users/me/bin/attune.exe`},
+		{`C:\Program Files\attune\attune.exe`, true, `'C:/Program Files/attune/attune.exe'`},
+		{`C:\Users\o'neil\attune.toml`, true, `'C:/Users/o'\''neil/attune.toml'`},
+		{`/opt/attune/bin/attune`, false, `/opt/attune/bin/attune`},
+		{`/opt/my tools/attune`, false, `'/opt/my tools/attune'`},
+		{`/srv/odd\name/attune`, false, `'/srv/odd\name/attune'`}, // a backslash in a Unix name is a character
+	} {
+		if got := commandPath(c.path, c.windows); got != c.want {
+			t.Errorf("commandPath(%q, windows %v) = %s, want %s", c.path, c.windows, got, c.want)
+		}
+	}
+}
