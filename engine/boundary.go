@@ -333,6 +333,9 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	if s.inTurn {
 		return BoundaryResult{}, errorf(CodeStillOpen, "turn %d of %s is still open: end it first", s.turn, i.id)
 	}
+	if ne := turnInputNotPlain(in.Input, s.turn+1); ne != nil {
+		return i.turnInputNotPlain(ctx, s, in, ne)
+	}
 	if i.pending != nil {
 		if err := i.e.promotePending(ctx, i.id, i.pending.pin); err != nil {
 			return BoundaryResult{}, err
@@ -385,6 +388,41 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
+}
+
+// turnInputNotPlain refuses a turn whose input has no JSON form before
+// anything runs (R3.10): no pin is applied, no guard or hook runs, no turn
+// opens. The failure is journaled without the input (NotPlain names it),
+// and returned both as the result and as the error.
+func (i *Instance) turnInputNotPlain(ctx context.Context, s *sessionState, in TurnInput, ne *Error) (BoundaryResult, error) {
+	s.mu.Lock()
+	s.turn++
+	callID := s.boundaryID("turn", "start")
+	turn := s.turn
+	s.turn--
+	s.mu.Unlock()
+	entry := session.Entry{Type: session.TurnBegin, Turn: turn, ContextFresh: in.ContextFresh, Status: StatusFailed,
+		CallID: callID, Error: ne.Message, NotPlain: "input", Engine: Version}
+	if s.rp == nil {
+		set, err := i.live()
+		if err != nil {
+			return BoundaryResult{}, err
+		}
+		entry.Pin, err = set.pinBlob(ctx)
+		if err == nil {
+			entry.Revs = i.firstRevs(ctx, set)
+		}
+		set.release()
+		if err != nil {
+			return BoundaryResult{}, err
+		}
+	}
+	s.journal(entry)
+	res := BoundaryResult{Status: StatusFailed, Error: ne.Message, Err: ne}
+	if err := s.flush(ctx); err != nil {
+		return res, err
+	}
+	return res, ne
 }
 
 // BeginRound opens a round: round guards, round-start hooks, then every

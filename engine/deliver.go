@@ -43,6 +43,9 @@ func (i *Instance) deliverFor(ctx context.Context, kind, key, callID string, ask
 			return nil, fmt.Errorf("replay: the journal has no %s delivery for %q in this step", kind, key)
 		}
 		if en.Error != "" {
+			if c := codeOfText(en.Error); c == CodeNotPlain {
+				return en.Value, &Error{Code: c, Message: en.Error}
+			}
 			return en.Value, errors.New(en.Error)
 		}
 		return en.Value, nil
@@ -54,7 +57,11 @@ func (i *Instance) deliverFor(ctx context.Context, kind, key, callID string, ask
 		if err != nil {
 			en.Error = err.Error()
 		}
-		ss.journal(en)
+		if ne := ss.journal(en); ne != nil {
+			// an answer with no JSON form: journaled as the failure it is
+			// now, which the question gets (notplain.go)
+			return nil, ne
+		}
 	}
 	return v, err
 }

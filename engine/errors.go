@@ -78,6 +78,13 @@ const (
 	CodeNote Code = "note"
 	// The store failed.
 	CodeStore Code = "store"
+	// A value the host handed the engine inside a turn (a core's result, a
+	// tool's arguments, an admit/read answer, a host library's result, a
+	// turn's input) has no JSON form (a NaN or infinity, a cycle, a channel
+	// or function): the journal cannot record it, so the one call that
+	// brought it fails with this code, the failure is journaled, and the
+	// session goes on (R3.10). Hand the engine plain JSON data.
+	CodeNotPlain Code = "not-plain"
 )
 
 // Error is an engine error a host may act on. Error() is the message text
@@ -141,6 +148,7 @@ var (
 	ErrInvalid        = &Error{Code: CodeInvalid}
 	ErrScript         = &Error{Code: CodeScript}
 	ErrProgram        = &Error{Code: CodeProgram}
+	ErrNotPlain       = &Error{Code: CodeNotPlain}
 )
 
 // CodeOf returns the code of an engine error ("" when err is not one).
@@ -218,7 +226,7 @@ func failedOut(r *registry, err error) Outcome {
 
 // errorCodes are the codes a failure text may start with ("call-id: ...").
 var errorCodes = []Code{CodeStaleRevision, CodeCallID, CodePinMissing, CodeHandler, CodeReducer,
-	CodeRevision, CodeOwner, CodeMethod, CodeReplay, CodeSchema, CodeGrant, CodeCancelled, CodeHostTimeout}
+	CodeRevision, CodeOwner, CodeMethod, CodeReplay, CodeSchema, CodeGrant, CodeCancelled, CodeHostTimeout, CodeNotPlain}
 
 // codeOfText classifies a failure text by its leading code word (the
 // spec's prefixes), after Lua's position prefix when there is one.
@@ -284,12 +292,13 @@ func (r *BoundaryResult) settle() {
 }
 
 // handlerErr is the failure of a method handler: "handler: TEXT", coded
-// budget or cancelled when that is what stopped it.
+// budget or cancelled when that is what stopped it, and not-plain when the
+// host handed it a value with no JSON form.
 func handlerErr(r *registry, err error) *Error {
 	e := scriptErr(r, err)
 	c := *e
 	c.Message = "handler: " + e.Message
-	if c.Code != CodeBudget && c.Code != CodeCancelled {
+	if c.Code != CodeBudget && c.Code != CodeCancelled && c.Code != CodeNotPlain {
 		c.Code = CodeHandler
 	}
 	return &c

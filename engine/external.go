@@ -82,6 +82,14 @@ func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened
 	if te == nil {
 		return Opened{Outcome: refusal}
 	}
+	if err := session.Encodable(c.Args); err != nil { // R3.10: the journal could not record the call
+		if c.CallID == "" {
+			c.CallID = i.newCallID()
+		}
+		out := i.argsNotPlain(i.sess.Load(), c.Path, c.CallID, err, true)
+		_ = i.sess.Load().flush(ctx)
+		return Opened{Outcome: out}
+	}
 	x := &external{}
 	out := i.runChainExt(ctx, set, te, c, nil, x)
 	ss := i.sess.Load()
@@ -147,13 +155,34 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, callID: callID, thread: new(thread),
 		attempt: 1, marks: marks, floorSaw: true, floorArgs: args}
 	ch.callIDLV = lua.LString(callID)
+	if open == nil {
+		if err := session.Encodable(c.Args); err != nil { // R3.10: the journal could not record the call
+			out := i.argsNotPlain(ss, c.Path, callID, err, true)
+			if ferr := ss.flush(ctx); ferr != nil {
+				return Outcome{Status: StatusFailed, Error: ferr.Error(), CallID: callID}, ferr
+			}
+			return out, missing
+		}
+	}
 	var out Outcome
+	var notPlain *Error
+	if failure == "" {
+		if err := session.Encodable(result); err != nil {
+			// a result the journal could not record: the call failed with that
+			notPlain = notPlainErr("tool "+c.Path+": the result", "result", err.(*session.EncodeError))
+			result, failure = nil, notPlain.Message
+		}
+	}
 	core := session.Entry{Type: session.Core, Path: c.Path, Value: result}
 	if failure == "" {
 		out = ch.post(args, Outcome{Status: StatusOK, Result: result})
 	} else {
 		core.Error = failure
-		out = ch.postFail(Outcome{Status: StatusFailed, Error: failure})
+		fo := Outcome{Status: StatusFailed, Error: failure}
+		if notPlain != nil {
+			fo.Err = notPlain
+		}
+		out = ch.postFail(fo)
 	}
 	out.CallID = callID
 	ss.journal(core)

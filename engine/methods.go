@@ -98,7 +98,9 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 		return MethodOutcome{Status: StatusFailed, Error: err.Error(), CallID: c.CallID, Err: err}
 	}
 	defer set.release()
-	c.Input = Plain(c.Input)
+	if _, ok := c.Input.(leftOut); !ok { // a replay's stand-in for an input left out of the journal stays one
+		c.Input = Plain(c.Input)
+	}
 	fresh := c.CallID == ""
 	if fresh {
 		c.CallID = i.newCallID()
@@ -114,11 +116,12 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 		if !s.journaling.Load() {
 			in, res = CopyPlain(in), CopyPlain(res)
 		}
+		notPlain := ""
 		if mc.unstorable {
-			in = nil
+			in, notPlain = nil, "input"
 		}
 		s.journal(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: in, CallID: out.CallID, Auth: c.HostAuthority,
-			Status: out.Status, Result: res, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, Revs: first})
+			Status: out.Status, Result: res, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, Revs: first, NotPlain: notPlain})
 	}
 	if s := i.sess.Load(); s != nil && !s.journaling.Load() && s.rp == nil && s.j.Pending() >= maxUnflushed {
 		s.j.WriteBehind() // outside a turn: durable by the next boundary
@@ -278,12 +281,19 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	if why := abiRefusal(o, stored); why != "" {
 		return refused(ByABI, why)
 	}
+	if lo, ok := c.Input.(leftOut); ok { // a replay of a call refused as not storable (below)
+		mc.unstorable = true
+		return refused(BySchema, string(lo))
+	}
 	if err := m.input.check("input", c.Input); err != nil { // R5.3
 		return schemaRefused(err)
 	}
 	inJSON, err := canonicalJSON(map[string]any{"method": m.name, "input": c.Input})
 	if err != nil {
 		mc.unstorable = true
+		if ee, ok := session.Encodable(c.Input).(*session.EncodeError); ok { // where, and what to do
+			return refused(BySchema, "input: not storable: "+ee.What+" at key path "+ee.At("input")+"; "+hostValueRule)
+		}
 		return refused(BySchema, "input: not storable: "+err.Error())
 	}
 	if !mc.fresh { // R5.6: the call id first, without reading a newer fold
@@ -624,7 +634,11 @@ func (mc *methodCall) notify(o ownerRef, actions []any, callID string) []string 
 // id is recorded, so the stored result comes back and nothing is appended
 // (R3.10, R5.6).
 func replayMethod(ctx context.Context, i *Instance, en session.Entry) MethodOutcome {
-	return i.Method(ctx, MethodCall{Owner: en.Owner, Method: en.Name, Input: en.Value, CallID: en.CallID, HostAuthority: en.Auth})
+	in := en.Value
+	if en.NotPlain == "input" { // refused as not storable: the replay refuses it the same way
+		in = leftOut(en.Reason)
+	}
+	return i.Method(ctx, MethodCall{Owner: en.Owner, Method: en.Name, Input: in, CallID: en.CallID, HostAuthority: en.Auth})
 }
 
 // effect marks the method handler running in f, if one is, as having done

@@ -88,7 +88,10 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 				pinSHA = en.Pin
 			}
 			var r BoundaryResult
-			r, err = sh.BeginTurn(ctx, TurnInput{Input: en.Input, ContextFresh: en.ContextFresh})
+			r, err = sh.BeginTurn(ctx, TurnInput{Input: replayValue(en, "input", en.Input), ContextFresh: en.ContextFresh})
+			if en.NotPlain != "" && CodeOf(err) == CodeNotPlain {
+				err = nil // the turn failed as recorded: compared below
+			}
 			got = boundaryOutcome(r)
 		case session.RoundBegin:
 			ran = shs.inTurn
@@ -112,7 +115,7 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 				got = boundaryOutcome(r)
 			}
 		case session.Tool:
-			o := sh.Tool(ctx, ToolCall{Path: en.Path, Args: en.Value, CallID: en.CallID})
+			o := sh.Tool(ctx, ToolCall{Path: en.Path, Args: replayValue(en, "args", en.Value), CallID: en.CallID})
 			got = stepOutcome{Status: o.Status, Reason: o.Reason, RefusedBy: o.RefusedBy, Error: o.Error, Result: o.Result, Diagnostics: o.Diagnostics}
 		case session.Method:
 			if !shs.inTurn { // outside a turn: journaled for recordings, not replayed

@@ -90,25 +90,33 @@ func (s *sessionState) quiet() bool {
 }
 
 // journal adds an entry to the session journal (none while a replay runs).
-func (s *sessionState) journal(en session.Entry) {
+// An entry holding a host value with no JSON form is journaled without it,
+// failed with the not-plain error returned here, which the caller fails
+// its step with (notplain.go).
+func (s *sessionState) journal(en session.Entry) *Error {
 	if s.rp != nil {
-		return
+		return nil
 	}
 	en.Gen = s.gen
 	s.begun.Store(true)
-	s.j.Add(en)
+	if err := s.j.Add(en); err != nil {
+		return s.journalFailed(en, err)
+	}
+	return nil
 }
 
 // journalBehind journals entries written behind the caller: durable at the
 // latest when the next boundary returns (see session.Journal.AddBehind).
-func (s *sessionState) journalBehind(es ...session.Entry) {
+// It returns how many it journaled and, when one could not be encoded, its
+// error (a *session.EncodeError): the caller journals the rest.
+func (s *sessionState) journalBehind(es ...session.Entry) (int, error) {
 	if s.rp != nil {
-		return
+		return len(es), nil
 	}
 	for k := range es {
 		es[k].Gen = s.gen
 	}
-	s.j.AddBehind(es...)
+	return s.j.AddBehind(es...)
 }
 
 func (s *sessionState) flush(ctx context.Context) error {
@@ -135,7 +143,7 @@ func fAdmitRead(s *luabind.State) int {
 		return fr.inst.e.runRead(context.WithValue(ctx, readKey{}, ReadCall{Instance: fr.inst.id, Session: fr.inst.rec.Session, CallID: fr.callID, Key: key}), key)
 	})
 	if err != nil {
-		if c := CodeOf(err); c == CodeHostTimeout || c == CodeCancelled {
+		if c := CodeOf(err); c == CodeHostTimeout || c == CodeCancelled || c == CodeNotPlain {
 			s.L.RaiseError("%s", err.Error()) // "host-timeout: admit/read KEY did not answer ..."
 		}
 		s.L.RaiseError("admit/read %s: %v", key, err)

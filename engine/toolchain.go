@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -235,9 +236,21 @@ func (i *Instance) tool(ctx context.Context, c ToolCall, found *toolEntry, in *t
 		res, err := i.e.runCore(ctx, te.host.Core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
 		return hostOutcome(res, err, c.CallID)
 	}
+	ss := i.sess.Load()
+	var args any
+	if ss.delivering() { // journaled, or replayed: arguments the journal cannot record fail the call first
+		if lo, ok := c.Args.(leftOut); ok { // a replay of a call whose arguments were left out: it fails as it did
+			ne := &Error{Code: CodeNotPlain, Message: string(lo)}
+			return Outcome{Status: StatusFailed, Error: ne.Message, Err: ne, CallID: c.CallID}
+		}
+		args = CopyPlain(c.Args)
+		if err := session.Encodable(args); err != nil {
+			return i.argsNotPlain(ss, te.path, c.CallID, err, false)
+		}
+	}
 	out := i.runChain(ctx, set, te, c, nil)
-	if ss := i.sess.Load(); ss.journaling.Load() {
-		ss.journalBehind(journalTool(c.Path, CopyPlain(c.Args), out))
+	if ss.journaling.Load() {
+		ss.journalBehind(journalTool(c.Path, args, out))
 	}
 	return out
 }
@@ -245,11 +258,17 @@ func (i *Instance) tool(ctx context.Context, c ToolCall, found *toolEntry, in *t
 // quickInTurn is the fast path inside a turn (R4.2, R3.10): only the core
 // runs, and the journal gets what the chain would have recorded (the
 // default floor's verdict, the core's outcome, the call and its outcome),
-// written behind the call.
+// written behind the call. Arguments the journal could not record fail the
+// call before the core runs; a result it cannot record fails it after
+// (notplain.go).
 func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEntry, c ToolCall) Outcome {
 	callID := c.CallID
 	if callID == "" {
 		callID = i.newCallID()
+	}
+	args := CopyPlain(c.Args)
+	if err := session.Encodable(args); err != nil {
+		return i.argsNotPlain(ss, te.path, callID, err, false)
 	}
 	res, err := callCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: callID, Path: te.path, Args: c.Args}) // the host ctx as is, as on the fast path outside a turn
 	out := hostOutcome(res, err, callID)
@@ -257,12 +276,43 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 	if err == nil {
 		core.Value = CopyPlain(res)
 	}
-	ss.journalBehind(
+	if n, jerr := ss.journalBehind(
 		session.Entry{Type: session.Floor, Path: te.path, Value: floorPassed},
 		core,
-		session.Entry{Type: session.Tool, Path: te.path, Value: CopyPlain(c.Args), CallID: callID,
-			Status: out.Status, Result: core.Value, Error: out.Error})
+		session.Entry{Type: session.Tool, Path: te.path, Value: args, CallID: callID,
+			Status: out.Status, Result: core.Value, Error: out.Error}); jerr != nil {
+		return i.resultNotPlain(ss, te.path, args, callID, n, core, jerr)
+	}
 	return out
+}
+
+// argsNotPlain fails a call whose arguments have no JSON form (err, from
+// session.Encodable) before anything runs, and journals the failure: the
+// call without its arguments, NotPlain naming them.
+func (i *Instance) argsNotPlain(ss *sessionState, path, callID string, err error, always bool) Outcome {
+	ne := notPlainErr("tool "+path+": the arguments", "args", err.(*session.EncodeError))
+	if always || ss.journaling.Load() {
+		ss.journalBehind(session.Entry{Type: session.Tool, Path: path, CallID: callID, Status: StatusFailed, Error: ne.Message, NotPlain: "args"})
+	}
+	return Outcome{Status: StatusFailed, Error: ne.Message, Err: ne, CallID: callID}
+}
+
+// resultNotPlain fails a fast-path call whose core's result has no JSON
+// form: the first n of its entries were journaled, the next one could not
+// be (err); the core's answer is journaled as its failure, then the call.
+func (i *Instance) resultNotPlain(ss *sessionState, path string, args any, callID string, n int, core session.Entry, err error) Outcome {
+	var ee *session.EncodeError
+	if !errors.As(err, &ee) {
+		ee = &session.EncodeError{What: err.Error(), Err: err}
+	}
+	ne := notPlainErr("tool "+path+": the core's result", "result", ee)
+	core.Value, core.Error = nil, ne.Message
+	es := []session.Entry{{Type: session.Floor, Path: path, Value: floorPassed}, core,
+		{Type: session.Tool, Path: path, Value: args, CallID: callID, Status: StatusFailed, Error: ne.Message}}
+	if n < len(es) {
+		ss.journalBehind(es[n:]...)
+	}
+	return Outcome{Status: StatusFailed, Error: ne.Message, Err: ne, CallID: callID}
 }
 
 // floorPassed is the journaled verdict of a floor that let a call through,

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -124,23 +126,88 @@ func TestJournalBehindConcurrent(t *testing.T) {
 // An entry encoding/json cannot encode (a NaN) is not written, nor is any
 // entry after it, so the store keeps a prefix of the journal; every later
 // Flush reports it.
+// R3.10, R5.10: an entry with no JSON form (a host value: a NaN, a cycle)
+// is not buffered; Add and AddBehind say which entry, which field and
+// where, and the journal goes on: what came before and after it is written,
+// and Flush reports nothing.
 func TestJournalUnencodableEntry(t *testing.T) {
 	ctx := context.Background()
 	j := OpenJournal(store.NewMemory(), "s", "i")
-	j.Add(Entry{Type: Tool, Path: "0"})
-	j.AddBehind(Entry{Type: Tool, Path: "1"})
-	j.AddBehind(Entry{Type: Tool, Path: "2", Value: math.NaN()})
-	j.Add(Entry{Type: Tool, Path: "3"})
+	if err := j.Add(Entry{Type: Tool, Path: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := j.AddBehind(Entry{Type: Tool, Path: "1"}); n != 1 || err != nil {
+		t.Fatal(n, err)
+	}
+	n, err := j.AddBehind(Entry{Type: Floor, Path: "2"}, Entry{Type: Core, Path: "2", Value: map[string]any{"a": []any{1.0, math.NaN()}}}, Entry{Type: Tool, Path: "2"})
+	var ee *EncodeError
+	if n != 1 || !errors.As(err, &ee) || ee.Type != Core || ee.Field != "value" || ee.Path != "a[2]" || ee.What != "NaN" {
+		t.Fatalf("AddBehind of a NaN: added %d, %#v", n, err)
+	}
+	if got, want := err.Error(), `journal journal/s/i: entry "core": NaN at value.a[2] has no JSON form`; got != want {
+		t.Errorf("error text\n got %s\nwant %s", got, want)
+	}
+	cyc := map[string]any{}
+	cyc["self"] = cyc
+	if err := j.Add(Entry{Type: TurnBegin, Input: cyc}); !errors.As(err, &ee) || ee.Field != "input" || !strings.Contains(ee.What, "cycle") || !strings.HasPrefix(ee.Path, "self.self") {
+		t.Fatalf("Add of a cycle: %#v", err)
+	}
+	if err := j.Add(Entry{Type: Tool, Path: "3"}); err != nil {
+		t.Fatal(err)
+	}
 	for range 2 {
-		if err := j.Flush(ctx); err == nil {
-			t.Fatal("Flush after an unencodable entry: no error")
+		if err := j.Flush(ctx); err != nil {
+			t.Fatalf("Flush after an unencodable entry: %v", err)
 		}
 	}
-	got, err := j.st.Read(ctx, j.log, 0, 0)
+	got, err := j.Entries(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 {
-		t.Fatalf("the store holds %d entries, want the 2 before the bad one", len(got))
+	var have []string
+	for _, e := range got {
+		have = append(have, e.Type+" "+e.Path)
+	}
+	if want := []string{"tool 0", "tool 1", "floor 2", "tool 3"}; !slices.Equal(have, want) {
+		t.Fatalf("the store holds %q, want %q", have, want)
+	}
+}
+
+// Encodable says where a host value has no JSON form and what is there,
+// through Go types too (structs by their JSON names, typed maps, pointers).
+func TestEncodable(t *testing.T) {
+	type inner struct {
+		Score float64 `json:"score"`
+	}
+	type outer struct {
+		Items []inner `json:"items"`
+		Skip  func()  `json:"-"`
+	}
+	cyc := map[string]any{"x": 1.0}
+	cyc["self"] = cyc
+	for _, c := range []struct {
+		v          any
+		path, what string
+	}{
+		{math.NaN(), "", "NaN"},
+		{math.Inf(-1), "", "-Inf"},
+		{float32(math.Inf(1)), "", "+Inf"},
+		{map[string]any{"b": 1.0, "a b": []any{"x", math.Inf(1)}}, `"a b"[2]`, "+Inf"},
+		{&outer{Items: []inner{{1}, {math.NaN()}}}, "items[2].score", "NaN"},
+		{map[string]chan int{"c": nil}, "c", "a value of type chan int"},
+		{[]any{func() {}}, "[1]", "a value of type func()"},
+		{map[[2]int]string{{1, 2}: "x"}, "", "a map with keys of type [2]int"},
+		{cyc, "self.self.self.self...", "a cycle (or nesting deeper than 100 levels)"},
+	} {
+		err := Encodable(c.v)
+		var ee *EncodeError
+		if !errors.As(err, &ee) || ee.Path != c.path || ee.What != c.what {
+			t.Errorf("Encodable(%T): %#v, want %q at %q", c.v, err, c.what, c.path)
+		}
+	}
+	for _, v := range []any{nil, "x", 1.0, 3, map[string]any{"a": []any{1.0, "b", nil, true}}, outer{Items: []inner{{2}}, Skip: func() {}}, []byte("x")} {
+		if err := Encodable(v); err != nil {
+			t.Errorf("Encodable(%#v): %v", v, err)
+		}
 	}
 }

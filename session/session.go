@@ -88,11 +88,20 @@ type Entry struct {
 
 	// Engine is the version of the engine that wrote a turn-begin entry.
 	Engine string `json:"engine,omitempty"`
+
+	// NotPlain names the host value of a step that had no JSON form and
+	// was left out of the entry ("args", "input"): the step failed with
+	// Error without running, and a replay fails it the same way.
+	NotPlain string `json:"not_plain,omitempty"`
 }
 
 // Journal is one session's append-only record in the store. Entries are
 // encoded as they are added and buffered; Flush writes them durably, in one
-// append (the engine flushes at every boundary). Entries added with
+// append (the engine flushes at every boundary). An entry that cannot be
+// encoded (a value with no JSON form: a NaN, a cycle, a channel) is not
+// buffered: Add and AddBehind return its *EncodeError and the journal goes
+// on, so the caller can journal the failure instead. Only a failed store
+// write stops a write, and the next Flush retries it. Entries added with
 // AddBehind are written behind the caller: a write starts in the
 // background at once and takes every entry buffered by then, so calls
 // inside a turn do not wait for the store; the next Flush waits for it.
@@ -108,7 +117,6 @@ type Journal struct {
 	spare    []byte        // pend of the last write, reused
 	spareEnd []int         // ends of the last write, reused
 	seen     encCache      // values the last encodings checked
-	bad      error         // an entry failed to encode: it and every later one are dropped
 	draining bool          // a background write is running or about to
 	unsynced bool          // a background write appended lazily (store.Lazy) since the last Flush
 	head     int64         // the stored length as last read or written (tail.go)
@@ -135,30 +143,29 @@ func OpenJournal(st store.Store, session, instance string) *Journal {
 	return &Journal{st: st, log: LogName(session, instance)}
 }
 
-// Add encodes and buffers an entry; the next Flush writes it.
-func (j *Journal) Add(e Entry) {
+// Add encodes and buffers an entry; the next Flush writes it. An entry
+// that cannot be encoded is not buffered: the error (an *EncodeError) says
+// which value and where, and the journal goes on.
+func (j *Journal) Add(e Entry) error {
 	j.mu.Lock()
-	j.addLocked(&e)
+	err := j.addLocked(&e)
 	j.mu.Unlock()
+	return err
 }
 
 // addLocked encodes e at the end of the buffer (j.mu held). An entry that
-// cannot be encoded (a value encoding/json refuses) is not written, nor is
-// any entry after it: the store keeps a prefix of the journal, and every
-// later Flush reports the error.
-func (j *Journal) addLocked(e *Entry) {
-	if j.bad != nil {
-		return
-	}
+// cannot be encoded (a value encoding/json refuses) leaves the buffer as it
+// was; its *EncodeError is returned.
+func (j *Journal) addLocked(e *Entry) error {
 	n := len(j.pend)
 	b, err := appendEntry(j.pend, e, &j.seen)
 	if err != nil {
 		j.pend = j.pend[:n]
-		j.bad = fmt.Errorf("journal %s: entry %q: %w", j.log, e.Type, err)
-		return
+		return encodeError(j.log, e, err)
 	}
 	j.pend = b
 	j.ends = append(j.ends, len(b))
+	return nil
 }
 
 // Pending is how many entries wait to be written.
@@ -171,11 +178,26 @@ func (j *Journal) Pending() int {
 // AddBehind encodes and buffers entries and has them written in the
 // background (write-behind): they are durable at the latest when the next
 // Flush returns. When maxBehind entries are waiting, the caller writes them.
-func (j *Journal) AddBehind(es ...Entry) {
+// It adds the entries in order up to the first that cannot be encoded, and
+// returns how many it added and that entry's *EncodeError: the caller
+// journals what it makes of the rest (the journal goes on).
+func (j *Journal) AddBehind(es ...Entry) (int, error) {
 	j.mu.Lock()
+	added := len(es)
+	var err error
 	for k := range es {
-		j.addLocked(&es[k])
+		if err = j.addLocked(&es[k]); err != nil {
+			added = k
+			break
+		}
 	}
+	j.behindLocked()
+	return added, err
+}
+
+// behindLocked starts or hands over the write of what is buffered and
+// unlocks j.mu.
+func (j *Journal) behindLocked() {
 	switch {
 	case len(j.ends) == 0:
 		j.mu.Unlock()
@@ -212,7 +234,8 @@ func (j *Journal) SetBehindDelay(d time.Duration) {
 // WriteBehind has the buffered entries written in the background, as
 // AddBehind does: durable at the latest when the next Flush returns.
 func (j *Journal) WriteBehind() {
-	j.AddBehind()
+	j.mu.Lock()
+	j.behindLocked()
 }
 
 // drain writes buffered entries until none is left. A failed write puts its
@@ -269,15 +292,13 @@ func (j *Journal) Flush(ctx context.Context) error {
 
 // writeLocked writes what is buffered; the caller holds wmu. On failure the
 // entries go back in front of the buffer. A lazy write (from the
-// background) does not wait for the disk when the store can do that. With
-// nothing left to write, it reports an entry that failed to encode.
+// background) does not wait for the disk when the store can do that.
 func (j *Journal) writeLocked(ctx context.Context, lazy bool) error {
 	j.mu.Lock()
 	pend, ends := j.pend, j.ends
 	if len(ends) == 0 {
-		err := j.bad
 		j.mu.Unlock()
-		return err
+		return nil
 	}
 	j.pend, j.ends = j.spare[:0], j.spareEnd[:0]
 	j.spare, j.spareEnd = nil, nil
@@ -296,7 +317,7 @@ func (j *Journal) writeLocked(ctx context.Context, lazy bool) error {
 	if cap(pend) <= maxReuse {
 		j.spare, j.spareEnd = pend[:0], ends[:0]
 	}
-	return j.bad
+	return nil
 }
 
 // write appends the encoded entries pend (each ending at its ends).

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -13,8 +14,9 @@ import (
 )
 
 // R1.11: a self-referencing map an embedding host hands the engine (a
-// tool's arguments, a method's input) never crashes it: a guard that reads
-// it fails with the nesting error, a method refuses it as not storable
+// tool's arguments, a method's input) never crashes it: outside a turn a
+// guard that reads it fails with the nesting error; in a turn the call
+// fails not-plain before it runs; a method refuses it as not storable
 // (journaled without it), and the engine goes on serving the instance.
 func TestCyclicHostValues(t *testing.T) {
 	cfg, err := config.Parse("attune.toml", []byte(`[bots.main]
@@ -61,16 +63,24 @@ define.method("g", "put", function(ctx, state, input) return "took" end, {kind =
 	if _, err := i.EndTurn(ctx); err != nil {
 		t.Fatalf("the session's journal: %v", err)
 	}
-	// A tool call's arguments are journaled as given: one the journal
-	// cannot write fails the next boundary with an error naming the
-	// entry and why, and the store keeps the journal before it.
+	// R3.10: a tool call's arguments the journal cannot write fail that
+	// call with not-plain before anything runs (the guard never sees them),
+	// the failure is journaled, and the turn ends cleanly.
 	if _, err := i.BeginTurn(ctx, engine.TurnInput{}); err != nil {
 		t.Fatal(err)
 	}
-	if out := i.Tool(ctx, engine.ToolCall{Path: "fs/guarded", Args: cyclic}); out.Status != engine.StatusFailed || !strings.Contains(out.Error, "nested deeper than 64") {
+	if out := i.Tool(ctx, engine.ToolCall{Path: "fs/guarded", Args: cyclic}); out.Status != engine.StatusFailed || !errors.Is(out.Err, engine.ErrNotPlain) ||
+		!strings.Contains(out.Error, "tool fs/guarded: the arguments are not plain data: a cycle") || !strings.Contains(out.Error, "args.self.self") {
 		t.Errorf("guarded call with a cyclic argument: %+v", out)
 	}
-	if _, err := i.EndTurn(ctx); err == nil || !strings.Contains(err.Error(), `entry "tool"`) || !strings.Contains(err.Error(), "cycle") {
-		t.Errorf("end of a turn whose tool call could not be journaled: %v", err)
+	if out := i.Tool(ctx, engine.ToolCall{Path: "fs/guarded", Args: map[string]any{"x": 1.0}}); out.Status != engine.StatusOK {
+		t.Errorf("the next call: %+v", out)
+	}
+	if _, err := i.EndTurn(ctx); err != nil {
+		t.Errorf("end of a turn with a call whose arguments could not be journaled: %v", err)
+	}
+	rep, err := i.Replay(ctx)
+	if err != nil || len(rep.Diverged) != 0 {
+		t.Errorf("replay: %v %+v", err, rep.Diverged)
 	}
 }
