@@ -271,6 +271,12 @@ func recordSteps(sess string, in engine.RecordedInstance) ([]*recStep, *recHost,
 	for _, st := range js {
 		window(st.Window)
 		en := st.Entry
+		if en.NotPlain != "" {
+			// a step refused before it ran, for a host value with no JSON
+			// form the journal left out: it changed nothing, and a scenario
+			// cannot give that value again
+			continue
+		}
 		if isBoundary(en.Type) && en.Status == engine.StatusOK && en.Error != "" {
 			en.Status = engine.StatusFailed // it opened, and a hook threw
 		}

@@ -53,7 +53,7 @@ define.method("g", "put", function(ctx, state, input) return "took" end, {kind =
 				t.Fatal(err) // the refused method before was journaled without its input
 			}
 		}
-		if out := i.Method(ctx, engine.MethodCall{Owner: "g", Method: "put", Input: cyclic}); out.Status != engine.StatusRefused || !strings.Contains(out.Reason, "not storable") {
+		if out := i.Method(ctx, engine.MethodCall{Owner: "g", Method: "put", Input: cyclic}); out.Status != engine.StatusRefused || !strings.Contains(out.Reason, "not storable: a cycle") || !strings.Contains(out.Reason, "at key path input.self.self") {
 			t.Errorf("in turn %v: method with a cyclic input: %+v", inTurn, out)
 		}
 		if out := i.Tool(ctx, engine.ToolCall{Path: "fs/plain", Args: "x"}); out.Status != engine.StatusOK {
