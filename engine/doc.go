@@ -47,7 +47,7 @@
 // the Err of every refused or failed Outcome, MethodOutcome,
 // BoundaryResult and CommandResult, is an *Error with a Code
 // (CodeStaleRevision, CodeCallID, CodeGrant, CodeSchema, CodePinMissing,
-// CodeCancelled, CodeBudget, CodeHostTimeout, CodeNotRunning,
+// CodeCancelled, CodeBudget, CodeHostTimeout, CodeNotPlain, CodeNotRunning,
 // CodeNoOpenTurn, CodeUnknownBot, ... and the refused_by words), the
 // program and position of a script failure, and the cause. Its text is the
 // message the result carries (Error or Reason), unchanged. Check a kind

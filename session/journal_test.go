@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -198,6 +199,7 @@ func TestEncodable(t *testing.T) {
 		{[]any{func() {}}, "[1]", "a value of type func()"},
 		{map[[2]int]string{{1, 2}: "x"}, "", "a map with keys of type [2]int"},
 		{cyc, "self.self.self.self...", "a cycle (or nesting deeper than 100 levels)"},
+		{json.RawMessage(`{"a":`), "", "json: error calling MarshalJSON for type json.RawMessage: unexpected end of JSON input"},
 	} {
 		err := Encodable(c.v)
 		var ee *EncodeError
@@ -205,7 +207,7 @@ func TestEncodable(t *testing.T) {
 			t.Errorf("Encodable(%T): %#v, want %q at %q", c.v, err, c.what, c.path)
 		}
 	}
-	for _, v := range []any{nil, "x", 1.0, 3, map[string]any{"a": []any{1.0, "b", nil, true}}, outer{Items: []inner{{2}}, Skip: func() {}}, []byte("x")} {
+	for _, v := range []any{nil, "x", 1.0, 3, map[string]any{"a": []any{1.0, "b", nil, true}}, outer{Items: []inner{{2}}, Skip: func() {}}, []byte("x"), json.RawMessage(`{"a":[1]}`)} {
 		if err := Encodable(v); err != nil {
 			t.Errorf("Encodable(%#v): %v", v, err)
 		}

@@ -76,8 +76,8 @@ func encodeError(log string, e *Entry, err error) *EncodeError {
 // Encodable reports whether v has a JSON form, as the journal would encode
 // it; when not, an *EncodeError says where and what. Plain data (nil,
 // strings, booleans, finite numbers, maps of strings and lists of plain
-// data) is checked by a walk that allocates nothing; other values are
-// encoded.
+// data) is checked by a walk that allocates nothing, raw JSON by a scan;
+// other values are encoded.
 func Encodable(v any) error {
 	switch x := v.(type) {
 	case nil, string, bool:
@@ -89,6 +89,9 @@ func Encodable(v any) error {
 	}
 	if plainOK(v, 0) {
 		return nil
+	}
+	if raw, ok := v.(json.RawMessage); ok && json.Valid(raw) {
+		return nil // as the journal takes it
 	}
 	if _, err := json.Marshal(v); err != nil {
 		path, what := locate(v, err)
