@@ -119,6 +119,17 @@ func (s *sessionState) journalBehind(es ...session.Entry) (int, error) {
 	return s.j.AddBehind(es...)
 }
 
+// journalQuick journals a call that ran only its host core, behind the
+// caller, as journalBehind would its three entries; a value with no JSON
+// form journals none of them and is reported (session.EncodeError).
+func (s *sessionState) journalQuick(q *session.QuickCall) error {
+	if s.rp != nil {
+		return nil
+	}
+	q.Gen = s.gen
+	return s.j.AddQuickBehind(q)
+}
+
 func (s *sessionState) flush(ctx context.Context) error {
 	if s.rp != nil {
 		return nil

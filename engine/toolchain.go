@@ -272,16 +272,15 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 	}
 	res, err := callCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: callID, Path: te.path, Args: c.Args}) // the host ctx as is, as on the fast path outside a turn
 	out := hostOutcome(res, err, callID)
-	core := session.Entry{Type: session.Core, Path: te.path, Error: out.Error}
+	// the journal encodes the values before this returns and keeps none:
+	// the result is converted where not plain, not copied (the arguments
+	// were copied before the core ran: it may change them)
+	q := session.QuickCall{Path: te.path, CallID: callID, Status: out.Status, Error: out.Error, Args: args}
 	if err == nil {
-		core.Value = CopyPlain(res)
+		q.Result = Plain(res)
 	}
-	if n, jerr := ss.journalBehind(
-		session.Entry{Type: session.Floor, Path: te.path, Value: floorPassed},
-		core,
-		session.Entry{Type: session.Tool, Path: te.path, Value: args, CallID: callID,
-			Status: out.Status, Result: core.Value, Error: out.Error}); jerr != nil {
-		return i.resultNotPlain(ss, te.path, args, callID, n, core, jerr)
+	if jerr := ss.journalQuick(&q); jerr != nil { // nothing of it was journaled
+		return i.resultNotPlain(ss, te.path, args, callID, 0, session.Entry{Type: session.Core, Path: te.path, Error: out.Error}, jerr)
 	}
 	return out
 }

@@ -70,11 +70,7 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if e.Gen != 0 {
-		b = append(b, `,"gen":`...)
-		b = strconv.AppendInt(b, int64(e.Gen), 10)
-	}
-	return append(b, '}'), nil
+	return appendGen(b, e.Gen), nil
 }
 
 // appendValue appends v as JSON: plain data (nil, strings, booleans,
