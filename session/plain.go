@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -109,27 +111,21 @@ func plainOK(v any, depth int) bool {
 	case float64:
 		return !math.IsNaN(x) && !math.IsInf(x, 0)
 	case map[string]any:
-		if depth >= maxPlainDepth {
-			return false
-		}
-		for _, e := range x {
-			if !plainOK(e, depth+1) {
-				return false
-			}
-		}
-		return true
+		return depth < maxPlainDepth && allPlainOK(maps.Values(x), depth+1)
 	case []any:
-		if depth >= maxPlainDepth {
-			return false
-		}
-		for _, e := range x {
-			if !plainOK(e, depth+1) {
-				return false
-			}
-		}
-		return true
+		return depth < maxPlainDepth && allPlainOK(slices.Values(x), depth+1)
 	}
 	return false
+}
+
+// allPlainOK reports whether every value of vs, found depth deep, is plain.
+func allPlainOK(vs iter.Seq[any], depth int) bool {
+	for v := range vs {
+		if !plainOK(v, depth) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxLocateDepth is how deep locate looks for what encoding/json refused;
