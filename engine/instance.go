@@ -64,6 +64,7 @@ type Instance struct {
 	sessLV, botLV lua.LValue
 	bot           *config.Bot
 
+	scopes  scopeSlab  // the call scopes of calls from the host
 	mu      sync.Mutex // boundaries, attune, hydrate
 	cur     atomic.Pointer[regSet]
 	pending *regSet // re-attuned selection, applied at the next turn start

@@ -362,12 +362,47 @@ type chainState struct {
 	hostAt time.Time
 }
 
-// callScope is allocated once for a call from the host: the thread its
-// chain runs on, and the ctx its host core gets (one allocation for both).
+// callScope is made once for a call from the host: the thread its chain
+// runs on, and the ctx its host core gets. Neither is ever used again for
+// another call (a host may keep the ctx, another thread may still look at
+// the thread), so scopes are carved from blocks (scopeSlab), one
+// allocation per block instead of one per call.
 type callScope struct {
 	thread thread
 	core   lazyDeadline
 	used   bool // core was handed out
+}
+
+// scopeBlockLen is how many call scopes one block holds (about 4.6 KB,
+// kept alive while any of its scopes is: a host that keeps a core's ctx
+// keeps that much).
+const scopeBlockLen = 32
+
+type scopeBlock struct {
+	next   atomic.Int32 // the first scope not handed out (may run past the end)
+	scopes [scopeBlockLen]callScope
+}
+
+// scopeSlab hands out call scopes, each once, from its current block; any
+// goroutine may ask.
+type scopeSlab struct {
+	cur atomic.Pointer[scopeBlock]
+}
+
+func (sl *scopeSlab) get() *callScope {
+	for {
+		b := sl.cur.Load()
+		if b != nil {
+			if k := b.next.Add(1) - 1; k < scopeBlockLen {
+				return &b.scopes[k]
+			}
+		}
+		nb := new(scopeBlock)
+		nb.next.Store(1)
+		if sl.cur.CompareAndSwap(b, nb) {
+			return &nb.scopes[0]
+		}
+	}
 }
 
 // chains are recycled: a chain is about 2 KB (its first frames and guard
@@ -392,7 +427,7 @@ func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, 
 	} else {
 		// a thread of its own, never recycled: other threads may still be
 		// looking at it (registry.lock) after this chain is done
-		ch.scope = new(callScope)
+		ch.scope = i.scopes.get()
 		ch.thread = &ch.scope.thread
 	}
 	if ch.callID == "" {
