@@ -110,3 +110,25 @@ end)`), 0o644)
 		t.Errorf("busy: %d %v %q (%s)", code, m, stderr, time.Since(start))
 	}
 }
+
+// A PreToolUse that names itself but cannot be read (no session_id, a field
+// of the wrong type) is a tool call attune cannot judge: deny it (fail
+// closed), as for a missing configuration. Input that is not even JSON
+// names no event: no decision.
+func TestBadToolPreDenies(t *testing.T) {
+	dir := t.TempDir()
+	for _, in := range []string{
+		`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`,
+		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":"ls"}`,
+		`{"hook_event_name":"PreToolUse","session_id":7,"tool_name":"Bash","tool_input":{"command":"ls"}}`,
+	} {
+		code, m, stderr := hookRaw(t, dir, in)
+		if d, r := decision(m); code != 0 || d != "deny" || !strings.Contains(r, "not a hook event") || !strings.Contains(stderr, "not a hook event") {
+			t.Errorf("%s: %d %v %q", in, code, m, stderr)
+		}
+	}
+	code, m, _ := hookRaw(t, dir, `{"hook_event_name":"UserPromptSubmit","session_id":7}`)
+	if code != 0 || len(m) != 0 {
+		t.Errorf("bad prompt event: %d %v", code, m)
+	}
+}

@@ -63,7 +63,7 @@ var ErrBadEvent = errors.New("not a hook event")
 func (Claude) Parse(data []byte) (Event, error) {
 	var in claudeInput
 	if err := json.Unmarshal(data, &in); err != nil {
-		return Event{}, fmt.Errorf("%w: %v", ErrBadEvent, err)
+		return Event{Kind: claudeKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
 	}
 	return in.event(claudeKinds)
 }

@@ -33,7 +33,7 @@ var codexKinds = map[string]Kind{
 func (Codex) Parse(data []byte) (Event, error) {
 	var in claudeInput
 	if err := json.Unmarshal(data, &in); err != nil {
-		return Event{}, fmt.Errorf("%w: %v", ErrBadEvent, err)
+		return Event{Kind: codexKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
 	}
 	return in.event(codexKinds)
 }

@@ -77,7 +77,7 @@ type cursorInput struct {
 func (Cursor) Parse(data []byte) (Event, error) {
 	var in cursorInput
 	if err := json.Unmarshal(data, &in); err != nil {
-		return Event{}, fmt.Errorf("%w: %v", ErrBadEvent, err)
+		return Event{Kind: cursorKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
 	}
 	if in.Event == "" {
 		return Event{}, fmt.Errorf("%w: no hook_event_name", ErrBadEvent)

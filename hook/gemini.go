@@ -45,7 +45,7 @@ type geminiInput struct {
 func (Gemini) Parse(data []byte) (Event, error) {
 	var in geminiInput
 	if err := json.Unmarshal(data, &in); err != nil {
-		return Event{}, fmt.Errorf("%w: %v", ErrBadEvent, err)
+		return Event{Kind: geminiKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
 	}
 	in.LastMessage = in.PromptResponse
 	ev, err := in.event(geminiKinds)

@@ -127,6 +127,17 @@ func Failure(ev Event, err error, failOpen bool) Answer {
 	return Answer{SystemMessage: msg}
 }
 
+// BadEvent is the answer to input the dialect cannot read as an event: a
+// tool call it names (PreToolUse with no session_id, a field of the wrong
+// type) is denied, since attune cannot judge it (fail closed); anything
+// else, input that names no event included, gets no decision.
+func BadEvent(ev Event, err error) Answer {
+	if ev.Kind == ToolPre {
+		return Failure(ev, err, false)
+	}
+	return Answer{}
+}
+
 func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, ev Event) (Answer, error) {
 	if ev.Kind == Other {
 		return Answer{}, nil

@@ -51,7 +51,7 @@ func (r *Runtime) Handler(d Dialect, timeout time.Duration) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		if err != nil {
 			fmt.Fprintf(r.log, "attune hook serve %s: %v\n", d.Name(), err)
-			w.Write(d.Render(ev, Answer{}))
+			w.Write(d.Render(ev, BadEvent(ev, err)))
 			return
 		}
 		ctx, cancel := context.WithTimeout(req.Context(), timeout)

@@ -99,3 +99,29 @@ func TestHelpExitsZero(t *testing.T) {
 		}
 	}
 }
+
+// `attune hook install claude --http ADDR` writes a URL Claude Code will
+// call for every event; an address with no port number, or one given with
+// --config (which `hook serve` reads, not the http entries), is refused
+// and nothing is written: an http hook that cannot be reached is only a
+// non-blocking error to Claude Code, so a typo would turn the hooks off.
+func TestHookInstallHTTPBadAddress(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http", "127.0.0.1:abc"}, "--http 127.0.0.1:abc: want 127.0.0.1:PORT"},
+		{[]string{"--http", "8787"}, "--http 8787: want 127.0.0.1:PORT"},
+		{[]string{"--http", "127.0.0.1:0"}, "--http 127.0.0.1:0: want 127.0.0.1:PORT"},
+		{[]string{"--http", "127.0.0.1:8787", "--config", "attune.toml"}, "--config is not used with --http"},
+	} {
+		dir := t.TempDir()
+		code, _, errOut := run(append([]string{"hook", "install", "claude", "--project", dir}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q", c.args, code, errOut)
+		}
+		if _, err := os.Stat(dir + "/.claude/settings.json"); err == nil {
+			t.Errorf("%v: settings.json written", c.args)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -70,12 +71,12 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ev, err = d.Parse(data)
 	}
 	if err != nil {
-		// not an event attune can act on: say so, take no decision
+		// not an event attune can act on: say so; deny a tool call it names
 		fmt.Fprintf(stderr, "attune hook %s: %v\n", d.Name(), err)
 		if errors.Is(err, hook.ErrUnknownEvent) {
 			fmt.Fprintf(stderr, "attune hook %s: answered with no decision; update attune or remove the hook entry for this event\n", d.Name())
 		}
-		stdout.Write(d.Render(ev, hook.Answer{}))
+		stdout.Write(d.Render(ev, hook.BadEvent(ev, err)))
 		fmt.Fprintln(stdout)
 		return 0
 	}
@@ -155,6 +156,14 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	in := hook.Install{HTTP: *httpAddr}
 	if in.HTTP != "" {
+		if _, port, err := net.SplitHostPort(in.HTTP); err != nil || !validPort(port) {
+			fmt.Fprintf(stderr, "attune hook install: --http %s: want 127.0.0.1:PORT, the address `attune hook serve claude --listen` answers on\n", in.HTTP)
+			return 2
+		}
+		if *cfgFlag != "" {
+			fmt.Fprintln(stderr, "attune hook install: --config is not used with --http: http entries carry no configuration; give it to `attune hook serve claude --config FILE`")
+			return 2
+		}
 		if err := hook.CheckListen(in.HTTP, false); err != nil {
 			fmt.Fprintf(stderr, "attune hook install: --http %s: not a loopback address; install writes only loopback hook URLs (127.0.0.1 or ::1), since hook answers decide what the agent may run\n", in.HTTP)
 			return 2
@@ -184,6 +193,12 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "attune hooks installed in %s (%d events)\n", settings, len(hook.ClaudeEvents()))
 	return 0
+}
+
+// validPort reports whether port is a TCP port number a URL can name.
+func validPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n > 0 && n < 65536
 }
 
 func hookUninstallCmd(args []string, stdout, stderr io.Writer) int {
