@@ -142,11 +142,16 @@ func (s *State) scriptError(err error, cause error) error {
 		se.Value = v
 		// No metamethod runs here: the callback is over and its budget with
 		// it, so a __tostring could run forever.
-		se.Msg = "error object: " + describe(v)
+		se.Msg = "error object: " + describe(v) + " (give error a string, or a table with a string field message)"
 		if t, ok := v.(*lua.LTable); ok {
 			if m, ok := t.RawGetString("message").(lua.LString); ok {
 				se.Msg = string(m)
 			}
+		}
+		// error adds no position to a value that is not a string; the
+		// traceback still has where it was raised (R4.11)
+		if where := scriptFrame(api.StackTrace); where != "" {
+			se.Msg = where + ": " + se.Msg
 		}
 	}
 	if cancelled && !strings.Contains(se.Msg, cause.Error()) {
@@ -204,7 +209,17 @@ func describe(v lua.LValue) string {
 // script frame of the traceback, which the recovery took before it
 // unwound the stack. Without one, the message says so plainly.
 func panicMessage(msg, traceback string) string {
-	where := ""
+	where := scriptFrame(traceback)
+	msg += " (a Go panic inside the Lua runtime)"
+	if where == "" {
+		return msg
+	}
+	return where + ": " + msg
+}
+
+// scriptFrame is "file:line" of the innermost script frame of a
+// traceback, or "".
+func scriptFrame(traceback string) string {
 	for _, line := range strings.Split(traceback, "\n") {
 		line = strings.TrimSpace(line)
 		i := strings.Index(line, ": in ")
@@ -213,15 +228,10 @@ func panicMessage(msg, traceback string) string {
 		}
 		pos := line[:i]
 		if c := strings.LastIndexByte(pos, ':'); c > 0 && isDigits(pos[c+1:]) {
-			where = pos
-			break
+			return pos
 		}
 	}
-	msg += " (a Go panic inside the Lua runtime)"
-	if where == "" {
-		return msg
-	}
-	return where + ": " + msg
+	return ""
 }
 
 func isDigits(s string) bool {

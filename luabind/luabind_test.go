@@ -226,7 +226,7 @@ func TestErrorObjectNotStringified(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a __tostring metamethod ran outside the budget")
 	}
-	if err := run(t, s, Callback, `error({message = "structured"})`); err == nil || err.Error() != "structured" {
+	if err := run(t, s, Callback, `error({message = "structured"})`); err == nil || err.Error() != "t.lua:1: structured" {
 		t.Fatalf("got %v", err)
 	}
 }
