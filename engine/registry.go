@@ -158,7 +158,11 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 			if msg == "" {
 				msg = "configuration refused"
 			}
-			return nil, fmt.Errorf("program %s: validate/configuration refused: %s", name, msg)
+			pos := r.file // the validator's line, where the load has one (R1.12)
+			if k < len(r.vpos) && r.vpos[k] != "" {
+				pos = r.vpos[k]
+			}
+			return nil, fmt.Errorf("program %s: validate/configuration refused: %s (the validator at %s)", name, msg, pos)
 		}
 	}
 	if err := e.claimOwners(ctx, r); err != nil { // ownership.go
