@@ -17,6 +17,9 @@ type Progress struct {
 	// Every spaces the plain lines (default 10s; a negative value writes
 	// one after every scenario).
 	Every time.Duration
+	// Tick is how often the live line is redrawn while scenarios run, so
+	// that the time elapsed moves (default 1s).
+	Tick time.Duration
 	// Now is the clock (tests set it); nil: time.Now.
 	Now func() time.Time
 
@@ -61,6 +64,20 @@ func (p *Progress) update(done, failed int) {
 		p.last = now
 		fmt.Fprintln(p.W, "... "+p.Text())
 	}
+}
+
+// tick redraws the live line (the time elapsed moved).
+func (p *Progress) tick() {
+	if p.Live {
+		p.draw()
+	}
+}
+
+func (p *Progress) tickEvery() time.Duration {
+	if p.Tick > 0 {
+		return p.Tick
+	}
+	return time.Second
 }
 
 // draw rewrites the live line.

@@ -53,6 +53,10 @@ type SummaryRecord struct {
 	Filtered int      `json:"filtered,omitempty"`
 	Seconds  float64  `json:"seconds"`
 	Coverage *float64 `json:"coverage,omitempty"`
+	// CoverageLow: the coverage is below --cover-min (the run fails).
+	CoverageLow bool `json:"coverage_low,omitempty"`
+	// Interrupted: the run was cut short (Ctrl-C); not_run were never started.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // CoverageRecord is the behavior coverage of the run.
@@ -100,7 +104,8 @@ func unreadableRecord(file string, err error) ScenarioRecord {
 }
 
 func summaryRecord(s Summary) SummaryRecord {
-	return SummaryRecord{Type: "summary", Passed: s.Passed, Failed: s.Failed, Skipped: s.Skipped, Filtered: s.Filtered, Seconds: s.Duration.Seconds()}
+	return SummaryRecord{Type: "summary", Passed: s.Passed, Failed: s.Failed, Skipped: s.Skipped, Filtered: s.Filtered, Seconds: s.Duration.Seconds(),
+		CoverageLow: s.CoverageLow, Interrupted: s.Interrupted}
 }
 
 func coverageRecord(c *Coverage) CoverageRecord {

@@ -65,8 +65,11 @@ type Summary struct {
 	Unreadable []Unreadable
 	Passed     int
 	Failed     int // failed scenarios and files that could not be loaded
-	// Skipped counts scenarios --fail-fast never started.
+	// Skipped counts scenarios --fail-fast or an interruption never started.
 	Skipped int
+	// Interrupted is set when the run's ctx ended before it did (Ctrl-C):
+	// it started no scenario after that.
+	Interrupted bool
 	// Filtered counts scenarios --run left out.
 	Filtered int
 	// CoverageLow is set when the coverage is below Options.CoverMin.
@@ -177,12 +180,33 @@ func RunSuite(ctx context.Context, files []string, o Options) Summary {
 			prog.update(done, failed)
 		}
 	}
+	ticking := make(chan struct{})
+	if prog != nil && prog.Live {
+		go func() {
+			t := time.NewTicker(prog.tickEvery())
+			defer t.Stop()
+			for {
+				select {
+				case <-ticking:
+					return
+				case <-t.C:
+					mu.Lock()
+					select {
+					case <-ticking: // the run ended while this tick waited
+					default:
+						prog.tick()
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
 	sem := make(chan struct{}, jobs)
 	var wg sync.WaitGroup
 	started := make([]bool, len(items))
 	for i, it := range items {
 		mu.Lock()
-		halt := stop
+		halt := stop || ctx.Err() != nil
 		mu.Unlock()
 		if halt {
 			break
@@ -197,7 +221,7 @@ func RunSuite(ctx context.Context, files []string, o Options) Summary {
 		}
 		sem <- struct{}{}
 		mu.Lock()
-		halt = stop
+		halt = stop || ctx.Err() != nil
 		mu.Unlock()
 		if halt {
 			<-sem
@@ -226,9 +250,12 @@ func RunSuite(ctx context.Context, files []string, o Options) Summary {
 		}(i, it.sc)
 	}
 	wg.Wait()
+	mu.Lock()
+	close(ticking)
 	if prog != nil {
 		prog.clear()
 	}
+	mu.Unlock()
 	var failures []string
 	for i, it := range items {
 		switch {
@@ -251,6 +278,7 @@ func RunSuite(ctx context.Context, files []string, o Options) Summary {
 		}
 	}
 	sum.Duration = time.Since(start)
+	sum.Interrupted = ctx.Err() != nil
 	if len(failures) > 0 {
 		fmt.Fprintln(out)
 		for _, f := range failures {
@@ -265,7 +293,10 @@ func RunSuite(ctx context.Context, files []string, o Options) Summary {
 			fmt.Fprintf(out, "FAIL coverage %.1f%% is below --cover-min %g%%\n", pct, o.CoverMin)
 		}
 	}
-	if sum.Skipped > 0 {
+	switch {
+	case sum.Interrupted:
+		fmt.Fprintf(out, "interrupted: %d scenario(s) not run\n", sum.Skipped)
+	case sum.Skipped > 0:
 		fmt.Fprintf(out, "--fail-fast: %d scenario(s) not run\n", sum.Skipped)
 	}
 	writeJSON(o.JSON, summaryRecord(sum))

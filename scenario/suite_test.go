@@ -3,6 +3,8 @@ package scenario
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -109,5 +111,71 @@ path = "calc/add"
 	}
 	if progs[0].Inline != "scm.toml" || cov.Percent() != 50 {
 		t.Errorf("inline %q, percent %v", progs[0].Inline, cov.Percent())
+	}
+}
+
+// An interrupted run (Ctrl-C: its ctx is cancelled) starts no scenario
+// after it; those it never started are not run, not failed, and the report
+// says the run was interrupted. The scenario running at that moment fails
+// (it was cut short).
+func TestInterruptedRunStartsNoMore(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for _, n := range []string{"a", "b", "c"} {
+		f := filepath.Join(dir, n+".toml")
+		if err := os.WriteFile(f, []byte(strings.Replace(busyScenario, "NAME", n, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	var out bytes.Buffer
+	start := time.Now()
+	sum := RunSuite(ctx, files, Options{Jobs: 1, Out: &out})
+	if !sum.Interrupted || sum.Failed != 1 || sum.Skipped != 2 || sum.Passed != 0 || time.Since(start) > 30*time.Second {
+		t.Errorf("interrupted %v, %d failed, %d not run, %d passed (%s)\n%s", sum.Interrupted, sum.Failed, sum.Skipped, sum.Passed, time.Since(start), out.String())
+	}
+	if s := out.String(); !strings.Contains(s, "interrupted: 2 scenario(s) not run\n0 passed, 1 failed\n") || strings.Contains(s, "FAIL b") {
+		t.Errorf("report:\n%s", s)
+	}
+	sum = RunSuite(ctx, files, Options{Jobs: 1, Out: &out}) // cancelled before it began
+	if !sum.Interrupted || sum.Skipped != 3 || sum.Failed != 0 {
+		t.Errorf("cancelled before: interrupted %v, %d not run, %d failed", sum.Interrupted, sum.Skipped, sum.Failed)
+	}
+}
+
+// busyScenario's tool call loops until its run is cancelled.
+const busyScenario = `name = "NAME"
+[config.engine]
+callback_budget = "60s"
+[config.bots.main]
+behaviors = ["busy"]
+ceiling = ["read"]
+[programs]
+"busy.lua" = 'guard.tool("calc/*", function(c, invoke) while true do end end)'
+[host.tools."calc/add"]
+effect = ["read"]
+result = 1
+[[step]]
+op = "start"
+[[step]]
+op = "tool"
+path = "calc/add"
+`
+
+// On a terminal the live line is redrawn while a long scenario runs, so
+// that the time elapsed moves, not only when a scenario finishes.
+func TestProgressLiveTicks(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "busy.toml")
+	if err := os.WriteFile(f, []byte(strings.Replace(busyScenario, "NAME", "busy", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	var live bytes.Buffer
+	RunSuite(ctx, []string{f}, Options{Jobs: 1, Progress: &Progress{W: &live, Live: true, Tick: 50 * time.Millisecond}})
+	if n := strings.Count(live.String(), "\r\033[K0/1 done, 0 failed"); n < 4 {
+		t.Errorf("the live line was drawn %d times while the scenario ran: %q", n, live.String())
 	}
 }

@@ -38,6 +38,10 @@ func recordCmd(args []string, stdout, stderr io.Writer) int {
 		ids = append(ids, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
+	if len(ids) > 1 {
+		fmt.Fprintf(stderr, "attune record: one SESSION, got %d: %s; record each session to a file of its own\n", len(ids), quoted(ids))
+		return 2
+	}
 	if len(ids) != 1 {
 		fs.Usage()
 		return 2
@@ -78,11 +82,18 @@ func recordCmd(args []string, stdout, stderr io.Writer) int {
 		stdout.Write(data)
 		return 0
 	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
+	f, err := createFile(*out)
+	if err == nil {
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "attune record:", err)
 		return 2
 	}
-	fmt.Fprintf(stderr, "recorded session %s (%d steps) to %s; run it with: attune test %s\n", rec.Session, len(sc.Steps), *out, *out)
+	fmt.Fprintf(stderr, "recorded session %s (%d steps) to %s; run it with: attune test %s\n", rec.Session, len(sc.Steps), *out, shellWord(*out))
 	return 0
 }
 
@@ -98,4 +109,21 @@ func storeName(cfg *config.Config) string {
 		}
 	}
 	return fmt.Sprintf("%s store %s", kind, target)
+}
+
+// shellWord quotes a path for sh when it needs it, so that a command
+// printed for the user can be pasted as it is.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=+,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func quoted(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, " ")
 }

@@ -100,3 +100,27 @@ func TestRecordErrors(t *testing.T) {
 		t.Errorf("stdout: exit %d\n%s", code, text)
 	}
 }
+
+// --out into a folder that does not exist yet creates it, and the line that
+// says how to run the recording quotes a path a shell would split; two
+// sessions at once are refused with a message saying so.
+func TestRecordOutPaths(t *testing.T) {
+	dir := demoDir(t)
+	cfg := filepath.Join(dir, "attune.toml")
+	var out, errs bytes.Buffer
+	if code := dispatch([]string{"run", cfg}, &out, &errs); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs.String())
+	}
+	file := filepath.Join(dir, "recorded scenarios", "ünï", "main.toml")
+	code, _, errOut := run("record", "demo-main", "--config", cfg, "--out", file)
+	if code != 0 || !strings.Contains(errOut, "run it with: attune test '"+file+"'") {
+		t.Fatalf("record: exit %d: %s", code, errOut)
+	}
+	if code, text, _ := run("test", file); code != 0 {
+		t.Errorf("the recording: exit %d\n%s", code, text)
+	}
+	code, _, errOut = run("record", "demo-main", "demo-scout", "--config", cfg)
+	if code != 2 || !strings.Contains(errOut, `one SESSION, got 2: "demo-main" "demo-scout"`) {
+		t.Errorf("two sessions: exit %d: %s", code, errOut)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 
 	"attune/scenario"
@@ -72,6 +73,14 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "attune test: no scenario files (*.toml) under", paths)
 		return 2
 	}
+	var report *os.File // opened before the run, so that a report that cannot be written is said at once
+	if *junit != "" {
+		if report, err = createFile(*junit); err != nil {
+			fmt.Fprintln(stderr, "attune test: --junit:", err)
+			return 2
+		}
+		defer report.Close()
+	}
 	progressTo := stdout
 	if *jsonOut {
 		o.JSON = stdout
@@ -83,8 +92,8 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	sum := scenario.RunSuite(ctx, files, o)
-	if *junit != "" {
-		if err := writeJUnit(*junit, sum); err != nil {
+	if report != nil {
+		if err := writeJUnit(report, sum); err != nil {
 			fmt.Fprintln(stderr, "attune test: --junit:", err)
 			return 2
 		}
@@ -92,22 +101,26 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(sum.LoadErrors) > 0:
 		return 2
-	case sum.Failed > 0, sum.CoverageLow:
+	case sum.Failed > 0, sum.CoverageLow, sum.Interrupted:
 		return 1
 	}
 	return 0
 }
 
-func writeJUnit(file string, sum scenario.Summary) error {
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
+func writeJUnit(f *os.File, sum scenario.Summary) error {
 	if err := scenario.WriteJUnit(f, sum); err != nil {
-		f.Close()
 		return err
 	}
 	return f.Close()
+}
+
+// createFile creates (or truncates) a file a command writes, and the
+// folders above it that do not exist yet.
+func createFile(name string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(name)
 }
 
 // isTerminal reports whether w is a terminal (a character device).

@@ -227,4 +227,33 @@ func TestTestCoverJSON(t *testing.T) {
 	if !strings.Contains(out, `"registrations":[{"form":"guard/tool","pos":"watch.lua:1","runs":1}`) {
 		t.Errorf("snake_case fields:\n%s", out)
 	}
+	// below --cover-min the summary says why the run failed
+	code, out, _ = run("test", "--cover-min", "70", "--json", dir)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 1 || !strings.Contains(lines[len(lines)-1], `"coverage_low":true`) {
+		t.Errorf("--cover-min: exit %d\n%s", code, out)
+	}
+}
+
+// --junit into a folder that does not exist yet (reports/junit.xml in a
+// fresh CI checkout) creates the folder, as CI tools expect; a report that
+// cannot be written at all is said before anything runs.
+func TestTestJUnitNewFolder(t *testing.T) {
+	dir := suite(t)
+	report := filepath.Join(t.TempDir(), "reports dir", "ünï", "junit.xml")
+	if code, _, errOut := run("test", "--junit", report, dir); code != 1 {
+		t.Errorf("exit %d, want 1: %s", code, errOut)
+	}
+	var doc scenario.JUnitSuites
+	if data, err := os.ReadFile(report); err != nil {
+		t.Fatal(err)
+	} else if err := xml.Unmarshal(data, &doc); err != nil || doc.Tests != 3 {
+		t.Errorf("report: %v, %d tests", err, doc.Tests)
+	}
+	blocker := filepath.Join(t.TempDir(), "file")
+	write(t, filepath.Dir(blocker), "file", "")
+	code, out, errOut := run("test", "--junit", filepath.Join(blocker, "junit.xml"), dir)
+	if code != 2 || !strings.Contains(errOut, "--junit") || strings.Contains(out, "passed") {
+		t.Errorf("unwritable report: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
