@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -225,6 +226,11 @@ func (r *Runtime) instance(ctx context.Context, d Dialect, h *config.HookHarness
 	o := engine.StartOptions{ID: id, Kind: kind, Parent: parent}
 	if _, err := r.e.Store().GetRecord(ctx, "instance", id); errors.Is(err, store.ErrNotFound) {
 		o.Bot = bot // a new instance; a stored one keeps its bot and pin
+		if r.cfg.Bots[bot] == nil {
+			names := slices.Sorted(maps.Keys(r.cfg.Bots))
+			return nil, fmt.Errorf("start %s: no bot named %q in %s: set [harness.%s] bot = %q (the bots are %s)",
+				id, bot, r.cfg.File, d.Name(), append(names, "main")[0], strings.Join(names, ", "))
+		}
 	} else if err != nil {
 		return nil, err
 	}

@@ -342,3 +342,13 @@ end)`,
 		t.Fatalf("main stop: %+v", a)
 	}
 }
+
+// With no [harness.claude] bot, sessions run the bot "main"; a config that
+// has none says so and what to set, and tool calls are denied.
+func TestNoDefaultBotSaysWhatToSet(t *testing.T) {
+	r, _ := setup(t, "[bots.reviewer]\nceiling = [\"exec\"]\n", nil)
+	a := send(t, r, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}`)
+	if a.Decision != "deny" || !strings.Contains(a.Reason, `no bot named "main"`) || !strings.Contains(a.Reason, `[harness.claude] bot = "reviewer"`) {
+		t.Errorf("%+v", a)
+	}
+}
