@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"attune/session"
 )
@@ -107,6 +108,15 @@ func compareStep(k int, en session.Entry, got stepOutcome, rec []session.Note, n
 		if want.Status != got.Status {
 			add("status", want.Status, got.Status)
 		}
+		// a script's text as the journal holds it: JSON, where a byte that
+		// is not UTF-8 became U+FFFD
+		got.Reason, got.Error = journalText(got.Reason), journalText(got.Error)
+		if got.Diagnostics != nil {
+			got.Diagnostics = slices.Clone(got.Diagnostics)
+			for k, d := range got.Diagnostics {
+				got.Diagnostics[k] = journalText(d)
+			}
+		}
 		if want.Reason != got.Reason {
 			add("reason", quoteOrNone(want.Reason), quoteOrNone(got.Reason))
 		}
@@ -166,7 +176,7 @@ func noteList(ns []session.Note) string {
 	}
 	parts := make([]string, len(ns))
 	for k, n := range ns {
-		parts[k] = fmt.Sprintf("%s %q (%s)", n.Kind, n.Text, n.Program)
+		parts[k] = fmt.Sprintf("%s %q (%s)", n.Kind, journalText(n.Text), n.Program)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -188,4 +198,17 @@ func plainJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// journalText is s as the journal gives it back: encoding/json writes
+// each byte that is not UTF-8 as U+FFFD, as ranging over s reads it.
+func journalText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }

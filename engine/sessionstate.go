@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -149,6 +150,11 @@ func fAdmitRead(s *luabind.State) int {
 	r := regOf(s)
 	fr := r.top()
 	key := s.CheckString("admit/read", 1)
+	if !utf8.ValidString(key) {
+		// the journal keeps the key as JSON text, where a replay could not
+		// find it again (R3.10)
+		s.ArgError("admit/read", 1, "the key %q is not valid UTF-8; keys are text", key)
+	}
 	fr.effect()
 	v, err := fr.inst.deliverFor(fr.ctx, session.Read, key, fr.callID, func(ctx context.Context) (any, error) {
 		return fr.inst.e.runRead(context.WithValue(ctx, readKey{}, ReadCall{Instance: fr.inst.id, Session: fr.inst.rec.Session, CallID: fr.callID, Key: key}), key)

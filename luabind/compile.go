@@ -1,6 +1,7 @@
 package luabind
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -50,7 +51,7 @@ func compile(file string, src []byte, done <-chan struct{}) (*lua.FunctionProto,
 			}
 			line := pe.Pos.Line
 			if line == parse.EOF {
-				line = 0
+				line = lastLine(src)
 				msg += " at the end of the file"
 			}
 			return nil, &SyntaxError{File: file, Line: line, Col: pe.Pos.Column, Msg: msg}
@@ -68,17 +69,37 @@ func compile(file string, src []byte, done <-chan struct{}) (*lua.FunctionProto,
 		if errors.As(err, &ce) {
 			// a function over one of Lua's limits (locals, registers,
 			// constants, jumps): the line is where the function starts
-			where := "the function that starts here"
-			if ce.Line <= 0 {
-				where = "a function of this file"
+			msg := strings.TrimSpace(ce.Message)
+			if overLimit(msg) {
+				where := "the function that starts here"
+				if ce.Line <= 0 {
+					where = "a function of this file"
+				}
+				msg += "; " + where + " is too big for Lua: split it into smaller functions"
 			}
-			return nil, &SyntaxError{File: file, Line: max(ce.Line, 0), Msg: strings.TrimSpace(ce.Message) +
-				"; " + where + " is too big for Lua: split it into smaller functions"}
+			return nil, &SyntaxError{File: file, Line: max(ce.Line, 0), Msg: msg}
 		}
 		return nil, &SyntaxError{File: file, Msg: strings.TrimSpace(err.Error())}
 	}
 	trim(proto)
 	return proto, nil
+}
+
+// overLimit reports whether a compile error of gopher-lua is one of Lua's
+// limits on a function (not a misplaced goto, break or '...').
+func overLimit(msg string) bool {
+	return strings.HasPrefix(msg, "too many") || strings.HasPrefix(msg, "register overflow") ||
+		strings.HasPrefix(msg, "too long to jump")
+}
+
+// lastLine is the number of the last line of src, where the parser
+// reached the end of the file.
+func lastLine(src []byte) int {
+	n := bytes.Count(src, []byte("\n")) + 1
+	if len(src) > 0 && src[len(src)-1] == '\n' {
+		n--
+	}
+	return max(n, 1)
 }
 
 func trim(p *lua.FunctionProto) {

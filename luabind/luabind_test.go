@@ -230,3 +230,19 @@ func TestErrorObjectNotStringified(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// R1.12: a compile error says where, also at the end of the file, and
+// advises splitting a function only when the function is over a limit.
+func TestCompileErrorsSayWhere(t *testing.T) {
+	for _, c := range []struct{ src, want, not string }{
+		{"-- x\nlocal t = {1,\n  2", "t.lua:3: syntax error near '2' at the end of the file", ""},
+		{"local t = {1,\n", "t.lua:1: ", ""},
+		{"goto done\n", "no visible label 'done' for <goto> at line 1", "too big"},
+		{"for i = 1, 2 do end\nbreak\n", "no loop to break", "too big"},
+	} {
+		_, err := Compile("t.lua", []byte(c.src))
+		if err == nil || !strings.Contains(err.Error(), c.want) || (c.not != "" && strings.Contains(err.Error(), c.not)) {
+			t.Errorf("%q: got %v, want %q", c.src, err, c.want)
+		}
+	}
+}
