@@ -113,11 +113,14 @@ func boundedConcat(L *lua.LState) int {
 	return 1
 }
 
-// checkFormat refuses widths and precisions over two digits (as Lua does)
-// and a result that could be over the string limit.
+// checkFormat refuses widths and precisions over two digits and options
+// Lua does not have (as Lua does; gopher-lua would hand them to Go's fmt)
+// and a result that could be over the string limit: %q writes a byte as
+// up to four.
 func checkFormat(L *lua.LState) {
 	f := L.CheckString(1)
 	total := int64(len(f))
+	arg := 2
 	for k := 0; k < len(f); k++ {
 		if f[k] != '%' {
 			continue
@@ -138,12 +141,18 @@ func checkFormat(L *lua.LState) {
 			}
 			k++
 		}
-		total += 128
-	}
-	for a := 2; a <= L.GetTop(); a++ {
-		if s, ok := L.Get(a).(lua.LString); ok {
-			total += int64(len(s))
+		if k >= len(f) || strings.IndexByte("cdiouxXeEfgGqs", f[k]) < 0 {
+			L.RaiseError("invalid option '%%%s' to 'format' (write %%%% for a percent sign)", f[k:min(k+1, len(f))])
 		}
+		total += 128
+		if s, ok := L.Get(arg).(lua.LString); ok {
+			n := int64(len(s))
+			if f[k] == 'q' {
+				n = 4*n + 2
+			}
+			total += n
+		}
+		arg++
 	}
 	if total > maxStringBytes {
 		L.RaiseError("memory: string.format: result over %d bytes", maxStringBytes)
