@@ -72,6 +72,9 @@ func TestServeJSONRPC(t *testing.T) {
 			{"round/end", map[string]any{"instance": "a", "host_continue": "yes"}, "host_continue"},
 			{"rollback", map[string]any{"instance": "a", "to_turn": 1.5}, "to_turn"},
 			{"turn/end", map[string]any{"instance": "a", "addenda": "x"}, "addenda"},
+			{"rollback", map[string]any{"instance": "a", "to_turn": -1}, "to_turn"}, // not a turn, not a rollback of everything
+			{"rollback", map[string]any{"instance": "a", "to_turn": "1"}, "to_turn"},
+			{"tools/register", map[string]any{"path": ""}, "path"},
 		} {
 			r := p.call(c.method, c.params)
 			e, _ := r["error"].(map[string]any)
@@ -79,6 +82,14 @@ func TestServeJSONRPC(t *testing.T) {
 			if errCode(r) != "-32602 " || d["param"] != c.param || !strings.Contains(e["message"].(string), c.param) {
 				t.Errorf("%s %v: %v", c.method, c.params, r)
 			}
+		}
+	})
+	t.Run("whole numbers", func(t *testing.T) {
+		// JSON has one number type: 1.0 is the integer 1 (the schema's
+		// "integer"), as a JavaScript or Python client may write it
+		p.line([]byte(`{"jsonrpc":"2.0","id":"w1","method":"rollback","params":{"instance":"a","to_turn":0.0}}`))
+		if m := p.next(); m["error"] != nil {
+			t.Errorf("to_turn 0.0: %v", m)
 		}
 	})
 	t.Run("engine errors", func(t *testing.T) {

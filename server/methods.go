@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,13 +93,46 @@ type params struct {
 	HostAuthority bool            `json:"host_authority"`
 	Name          string          `json:"name"`
 	Text          string          `json:"text"`
-	ToTurn        int             `json:"to_turn"`
+	ToTurn        integer         `json:"to_turn"`
 	ID            json.RawMessage `json:"id"`
 
-	ProtocolVersion int            `json:"protocol_version"`
+	ProtocolVersion integer        `json:"protocol_version"`
 	Client          map[string]any `json:"client"`
 	Capabilities    clientCaps     `json:"capabilities"`
-	HostTimeoutMS   int64          `json:"host_timeout_ms"`
+	HostTimeoutMS   integer        `json:"host_timeout_ms"`
+}
+
+// integer is an integer param: a JSON number whose value is whole (7, 7.0
+// and 7e0 alike, as JSON Schema's "integer" reads it), so that a client
+// whose numbers are floats (JavaScript, Python's float) is understood.
+type integer int64
+
+func (n *integer) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if s == "null" {
+		return nil
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*n = integer(v)
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+		*n = integer(f)
+		return nil
+	}
+	got := "number " + s
+	switch b[0] {
+	case '"':
+		got = "string"
+	case 't', 'f':
+		got = "bool"
+	case '[':
+		got = "array"
+	case '{':
+		got = "object"
+	}
+	return &json.UnmarshalTypeError{Value: got, Type: reflect.TypeFor[int64]()}
 }
 
 // decodeParams checks params against the method's spec: an unknown,
@@ -137,7 +173,7 @@ func decodeParams(method string, sp spec, raw json.RawMessage) (*params, *rpcErr
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if dec.Decode(&p) == nil {
-			if err := checkInstance(method, sp, &p, invalid); err != nil {
+			if err := checkValues(method, sp, &p, invalid); err != nil {
 				return nil, err
 			}
 			return &p, nil
@@ -154,23 +190,39 @@ func decodeParams(method string, sp spec, raw json.RawMessage) (*params, *rpcErr
 		if err := dec.Decode(&p); err != nil {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) {
-				return nil, invalid(k, "param %q: want %s, got %s", k, jsonType(te.Type.String()), te.Value)
+				name := k
+				if te.Field != "" {
+					name = te.Field // a member of an object param: capabilities.floor
+				}
+				return nil, invalid(k, "param %q: want %s, got %s", name, jsonType(te.Type.String()), te.Value)
 			}
 			return nil, invalid(k, "param %q: %v", k, err)
 		}
 	}
-	if err := checkInstance(method, sp, &p, invalid); err != nil {
+	if err := checkValues(method, sp, &p, invalid); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
-func checkInstance(method string, sp spec, p *params, invalid func(param, format string, args ...any) *rpcError) *rpcError {
-	if sp.instance && p.Instance == "" {
+// checkValues refuses the values no method can take: an empty instance or
+// tool path, a negative turn, a host timeout no clock can hold.
+func checkValues(method string, sp spec, p *params, invalid func(param, format string, args ...any) *rpcError) *rpcError {
+	switch {
+	case sp.instance && p.Instance == "":
 		return invalid("instance", "param \"instance\" must be a non-empty string")
+	case method == "tools/register" && p.Path == "":
+		return invalid("path", "param \"path\" must be a non-empty string")
+	case method == "rollback" && p.ToTurn < 0:
+		return invalid("to_turn", "param \"to_turn\" must be 0 (before the first turn) or the number of a turn that ended, got %d", p.ToTurn)
+	case method == "initialize" && (p.HostTimeoutMS < 0 || p.HostTimeoutMS > maxHostTimeoutMS):
+		return invalid("host_timeout_ms", "param \"host_timeout_ms\" must be between 1 and %d (0 or absent: the configuration's host_timeout), got %d", maxHostTimeoutMS, p.HostTimeoutMS)
 	}
 	return nil
 }
+
+// maxHostTimeoutMS is the longest host_timeout_ms a time.Duration holds.
+const maxHostTimeoutMS = integer(math.MaxInt64 / int64(time.Millisecond))
 
 func jsonType(goType string) string {
 	switch {
@@ -349,9 +401,6 @@ func (s *Server) initialize(p *params) (any, *rpcError) {
 		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("invalid params: initialize: protocol_version %d is not spoken here (this server speaks %d)", p.ProtocolVersion, ProtocolVersion),
 			Data: &errorData{Param: "protocol_version"}}
 	}
-	if p.HostTimeoutMS < 0 {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid params: initialize: host_timeout_ms must be > 0", Data: &errorData{Param: "host_timeout_ms"}}
-	}
 	s.mu.Lock()
 	if s.eng != nil {
 		s.mu.Unlock()
@@ -480,7 +529,7 @@ func (s *Server) dispatch(ctx context.Context, e *engine.Engine, method string, 
 		}
 		return empty, nil
 	case "rollback":
-		if err := i.Rollback(ctx, p.ToTurn); err != nil {
+		if err := i.Rollback(ctx, int(p.ToTurn)); err != nil {
 			return nil, engErr(err)
 		}
 		return empty, nil

@@ -355,6 +355,22 @@ func TestServeInitialize(t *testing.T) {
 	if r := p.call("initialize", map[string]any{"protocol_version": 2}); errCode(r) != "-32602 " {
 		t.Fatalf("protocol 2: %v", r)
 	}
+	for _, c := range []struct {
+		params map[string]any
+		param  string
+		text   string
+	}{
+		{map[string]any{"host_timeout_ms": 1e15}, "host_timeout_ms", "between 1 and"}, // more than a time.Duration holds
+		{map[string]any{"host_timeout_ms": -5}, "host_timeout_ms", "between 1 and"},
+		{map[string]any{"capabilities": map[string]any{"floor": "yes"}}, "capabilities", `"capabilities.floor": want a boolean`},
+	} {
+		r := p.call("initialize", c.params)
+		e, _ := r["error"].(map[string]any)
+		d, _ := e["data"].(map[string]any)
+		if errCode(r) != "-32602 " || d["param"] != c.param || !strings.Contains(fmt.Sprint(e["message"]), c.text) {
+			t.Fatalf("initialize %v: %v", c.params, r)
+		}
+	}
 	r := p.call("initialize", map[string]any{"protocol_version": 1, "client": map[string]any{"name": "t"}, "capabilities": map[string]any{"log": true, "notes": true}, "host_timeout_ms": 1500})
 	caps, _ := r["capabilities"].(map[string]any)
 	if r["protocol_version"] != 1.0 || r["engine"].(map[string]any)["version"] != engine.Version || caps["floor"] != false ||
