@@ -24,8 +24,21 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	maxMessage := fs.Int("max-message", server.DefaultMaxMessage, "the longest message (line) in bytes; a longer one is answered with an error and skipped")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: attune serve [--max-message BYTES] [CONFIG]\n\nRuns the engine as a JSON-RPC 2.0 service over stdin and stdout (protocol version 1,\ndocs/protocol.md), one JSON message per line. CONFIG defaults to attune.toml.")
+		fs.PrintDefaults()
+	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if fs.NArg() > 1 || *maxMessage <= 0 {
+		if *maxMessage <= 0 {
+			fmt.Fprintf(stderr, "attune serve: --max-message %d: want a number of bytes > 0\n", *maxMessage)
+		} else {
+			fmt.Fprintf(stderr, "attune serve: one CONFIG at most, got %q\n", fs.Args())
+		}
+		fs.Usage()
+		return 2
 	}
 	path := "attune.toml"
 	if fs.NArg() > 0 {
