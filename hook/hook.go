@@ -158,6 +158,11 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 	if inst == nil {
 		return a, err
 	}
+	if ev.Kind == SessionStart && !r.warm && a.SystemMessage == "" {
+		if kind, _, _ := config.ParseStore(r.cfg.Engine.Store, r.cfg.Dir); kind == config.StoreMemory {
+			a.SystemMessage = fmt.Sprintf(`attune: %s has store = "memory:", and each hook event runs in a process of its own, so nothing is kept from one event to the next (owner state, the session, its turns); remove the store line for the SQLite default, or answer from one process with attune hook serve`, r.cfg.File)
+		}
+	}
 	// hook serve keeps no reach: its instances change with every event, and
 	// writing the file each time would cost more than the event; a command
 	// hook of the same session takes the full path and leaves one, which the

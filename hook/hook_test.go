@@ -352,3 +352,32 @@ func TestNoDefaultBotSaysWhatToSet(t *testing.T) {
 		t.Errorf("%+v", a)
 	}
 }
+
+// A command hook runs in a process of its own per event, so a "memory:"
+// store keeps nothing from one event to the next (no owner state, no
+// session): the session's start tells the user so. hook serve keeps its
+// one store for its life, so it says nothing.
+func TestMemoryStoreWarnsAtSessionStart(t *testing.T) {
+	r, _ := setup(t, "store = \"memory:\"\n"+mainBot, map[string]string{"p.lua": ""})
+	a := send(t, r, `{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}`)
+	if !strings.Contains(a.SystemMessage, `store = "memory:"`) || !strings.Contains(a.SystemMessage, "nothing is kept") {
+		t.Errorf("command hook: %+v", a)
+	}
+	w, err := Open(context.Background(), r.cfg.File, Options{Warm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if a := w.Handle(context.Background(), Claude{}, mustParse(t, `{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}`)); a.SystemMessage != "" {
+		t.Errorf("hook serve: %+v", a)
+	}
+}
+
+func mustParse(t *testing.T, event string) Event {
+	t.Helper()
+	ev, err := Claude{}.Parse([]byte(event))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}

@@ -62,6 +62,9 @@ func recordCmd(args []string, stdout, stderr io.Writer) int {
 	rec, err := engine.LoadSession(ctx, eng.Store(), ids[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "attune record:", err)
+		if kind, _, _ := config.ParseStore(cfg.Engine.Store, cfg.Dir); kind == config.StoreMemory {
+			fmt.Fprintf(stderr, "attune record: %s has store = \"memory:\", which keeps sessions only while the process that ran them lives; give --config the configuration of the store the session ran on\n", *cfgPath)
+		}
 		return 2
 	}
 	data, err := scenario.Record(ctx, rec, scenario.RecordOptions{Config: cfg, Engine: eng, Source: storeName(cfg)})

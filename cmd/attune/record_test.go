@@ -124,3 +124,14 @@ func TestRecordOutPaths(t *testing.T) {
 		t.Errorf("two sessions: exit %d: %s", code, errOut)
 	}
 }
+
+// A configuration whose store is "memory:" has no sessions to record once
+// the process that ran them ended: the error says so.
+func TestRecordMemoryStore(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "attune.toml", "[engine]\nstore = \"memory:\"\n[bots.main]\nceiling = []\n")
+	code, _, errOut := run("record", "s1", "--config", filepath.Join(dir, "attune.toml"))
+	if code != 2 || !strings.Contains(errOut, "no such session") || !strings.Contains(errOut, `store = "memory:"`) {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
