@@ -43,8 +43,10 @@ func boundedUnpack(L *lua.LState) int {
 	if start > end {
 		return 0
 	}
-	if n := int64(end) - int64(start) + 1; n > maxResults {
-		tooMany(L, "unpack", int(min(n, 1<<62)))
+	// start <= end, so the difference is exact as an unsigned number even
+	// where it wraps (a start of NaN or -2^63 ran for minutes)
+	if d := uint64(int64(end) - int64(start)); d >= maxResults {
+		L.RaiseError("unpack: %d results, over the limit of %d", d+1, maxResults)
 	}
 	for i := start; i <= end; i++ {
 		L.Push(tb.RawGetInt(i))
