@@ -320,6 +320,9 @@ func TestMalformedFromClient(t *testing.T) {
 	r := startRaw(t, "--config", filepath.Join(dir, "attune.toml"), "--", "node", everythingServer(t))
 	r.send(`{this is not json`)
 	m := r.recv(10 * time.Second)
+	if _, has := m["id"]; has { // MCP's SDKs take an error without an id, not a null one
+		t.Errorf("answer to a line that is not JSON has an id member: %v", m)
+	}
 	if code, msg := errorOf(m); code != -32700 || m["id"] != nil || !strings.Contains(msg, "a line that is not a JSON-RPC 2.0 message") {
 		t.Errorf("answer to a line that is not JSON: %v", m)
 	}

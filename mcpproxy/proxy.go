@@ -201,8 +201,11 @@ func Serve(ctx context.Context, o Options) error {
 
 // botConfig returns the configuration to run and the bot to start.
 func botConfig(cfg *config.Config, bot string) (*config.Config, string, error) {
-	if bot != "" {
+	if bot != "" && (bot != ImplicitBot || len(cfg.BotOrder) > 0) {
 		if _, ok := cfg.Bots[bot]; !ok {
+			if len(cfg.BotOrder) == 0 {
+				return nil, "", fmt.Errorf("attune mcp: %s has no bot %q: it defines no bots; leave out --bot to run the bot %s (no behaviors, an empty ceiling)", where(cfg), bot, ImplicitBot)
+			}
 			return nil, "", fmt.Errorf("attune mcp: %s has no bot %q (bots: %s)", where(cfg), bot, strings.Join(cfg.BotOrder, ", "))
 		}
 		return cfg, bot, nil
@@ -303,7 +306,8 @@ func (p *proxy) read(ctx context.Context, errs chan<- error) {
 }
 
 // badClientMessage answers a line that is not JSON-RPC with an error, as
-// JSON-RPC 2.0 says (id null when the id cannot be read), and goes on.
+// JSON-RPC 2.0 says, and goes on. When the id cannot be read the answer
+// has no id member: MCP's schema has no null id (docs/mcp.md).
 func (p *proxy) badClientMessage(bad *BadMessageError) {
 	p.logf("the client sent %v", bad)
 	// -32700 for a line that is not JSON; -32600 for JSON that is not a

@@ -12,6 +12,7 @@ import (
 func TestMCPArguments(t *testing.T) {
 	dir := t.TempDir()
 	cfg := write(t, dir, "attune.toml", "[engine]\nstore = 'memory:'\n[bots.main]\nbehaviors = []\n")
+	nobots := write(t, dir, "nobots.toml", "[engine]\nstore = 'memory:'\n")
 	for _, c := range []struct {
 		args []string
 		code int
@@ -24,6 +25,7 @@ func TestMCPArguments(t *testing.T) {
 		{[]string{"--upstream", "fs=node 'x"}, 2, "unclosed '"},
 		{[]string{"--config", filepath.Join(dir, "missing.toml"), "--", "true"}, 2, "missing.toml: cannot read"},
 		{[]string{"--config", cfg, "--bot", "nobody", "--", "true"}, 1, `has no bot "nobody" (bots: main)`},
+		{[]string{"--config", nobots, "--bot", "nobody", "--", "true"}, 1, `has no bot "nobody": it defines no bots; leave out --bot to run the bot mcp`},
 		{[]string{"--config", cfg, "--name", "a b", "--", "true"}, 1, `upstream name "a b": use letters, digits`},
 		{[]string{"--config", cfg, "--name", "x", "--upstream", "x=true", "--", "true"}, 1, `two upstreams are named "x"`},
 	} {
