@@ -125,3 +125,17 @@ func TestHookInstallHTTPBadAddress(t *testing.T) {
 		}
 	}
 }
+
+// uninstall in a project with no .claude/settings.json says there was
+// nothing to remove, rather than that it removed the hooks; it writes no
+// file.
+func TestHookUninstallNothingThere(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := run("hook", "uninstall", "claude", "--project", dir)
+	if code != 0 || !strings.Contains(out, "no attune hooks to remove") || strings.Contains(out, "removed from") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(dir + "/.claude"); err == nil {
+		t.Error(".claude created")
+	}
+}

@@ -213,6 +213,10 @@ func hookUninstallCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	settings := filepath.Join(*project, ".claude", "settings.json")
+	if _, err := os.Stat(settings); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stdout, "no %s: no attune hooks to remove\n", settings)
+		return 0
+	}
 	if err := hook.UninstallClaude(settings); err != nil {
 		fmt.Fprintln(stderr, "attune hook uninstall:", err)
 		return 1

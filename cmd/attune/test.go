@@ -73,13 +73,11 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "attune test: no scenario files (*.toml) under", paths)
 		return 2
 	}
-	var report *os.File // opened before the run, so that a report that cannot be written is said at once
-	if *junit != "" {
-		if report, err = createFile(*junit); err != nil {
+	if *junit != "" { // a report that cannot be written is said before the run
+		if err := writable(*junit); err != nil {
 			fmt.Fprintln(stderr, "attune test: --junit:", err)
 			return 2
 		}
-		defer report.Close()
 	}
 	progressTo := stdout
 	if *jsonOut {
@@ -92,8 +90,8 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	sum := scenario.RunSuite(ctx, files, o)
-	if report != nil {
-		if err := writeJUnit(report, sum); err != nil {
+	if *junit != "" {
+		if err := writeJUnit(*junit, sum); err != nil {
 			fmt.Fprintln(stderr, "attune test: --junit:", err)
 			return 2
 		}
@@ -107,8 +105,27 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func writeJUnit(f *os.File, sum scenario.Summary) error {
+// writeJUnit writes the report, truncating FILE only once the run is done.
+func writeJUnit(file string, sum scenario.Summary) error {
+	f, err := createFile(file)
+	if err != nil {
+		return err
+	}
 	if err := scenario.WriteJUnit(f, sum); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writable checks that a file can be written (creating the folders above
+// it), leaving a file that is there as it is.
+func writable(name string) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
 		return err
 	}
 	return f.Close()
