@@ -161,7 +161,7 @@ func buildLibs() *libs {
 	rep := str.RawGetString("rep").(*lua.LFunction)
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 		n := L.CheckInt(2)
-		if n > 0 && int64(len(L.CheckString(1)))*int64(n) > maxRep {
+		if l := len(L.CheckString(1)); n > 0 && l > 0 && n > maxRep/l { // no product that wraps
 			L.RaiseError("memory: string.rep: result over %d bytes", maxRep)
 		}
 		s, count := L.Get(1), L.Get(2)
