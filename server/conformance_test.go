@@ -335,3 +335,33 @@ func TestServeFastPathTimeout(t *testing.T) {
 		t.Fatalf("after: %v", out)
 	}
 }
+
+// An answer to a callback with neither result nor error (JavaScript's
+// JSON.stringify drops "result": undefined) or with both fails the call at
+// once, saying so, instead of at the callback's deadline.
+func TestServeMalformedCallbackAnswer(t *testing.T) {
+	p := initialized(t, Options{}, map[string]any{})
+	p.call("start", map[string]any{"instance": "a", "bot": "main"})
+	for _, c := range []struct {
+		answer rawAnswer
+		want   string
+	}{
+		{rawAnswer{}, `neither "result" nor "error"`},
+		{rawAnswer{"result": 1, "error": map[string]any{"code": 1, "message": "x"}}, `both "result" and "error"`},
+	} {
+		p.mu.Lock()
+		p.handler = func(method string, params map[string]any) (any, *rpcError) { return c.answer, nil }
+		p.mu.Unlock()
+		t0 := time.Now()
+		out := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 1})
+		if out["status"] != "failed" || !strings.Contains(fmt.Sprint(out["error"]), "host/core: the client's answer has "+c.want) || time.Since(t0) > time.Second {
+			t.Errorf("answer %v: %v after %v", c.answer, out, time.Since(t0))
+		}
+	}
+	p.mu.Lock()
+	p.handler = p.defaultHandler
+	p.mu.Unlock()
+	if out := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 1}); out["status"] != "ok" {
+		t.Errorf("after: %v", out)
+	}
+}

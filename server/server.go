@@ -120,6 +120,7 @@ type message struct {
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *rpcError       `json:"error,omitempty"`
+	bad     string          // an answer to a callback that is not a response: why
 }
 
 // response is what the server answers.
@@ -354,6 +355,14 @@ func (s *Server) message(raw json.RawMessage, b *batchRun) {
 		_, hasResult := fields["result"]
 		errRaw, hasError := fields["error"]
 		if !hasID || hasResult == hasError {
+			if hasID && s.isPending(id) { // fail the callback now, not at its deadline
+				what := `neither "result" nor "error"`
+				if hasResult {
+					what = `both "result" and "error"`
+				}
+				s.answered(message{ID: id, bad: "the client's answer has " + what + " (a JSON-RPC 2.0 response has one of them; a null result is \"result\": null)"})
+				return
+			}
 			invalid(`a request has a "method"; a response has an "id" and one of "result" or "error"`)
 			return
 		}
@@ -415,6 +424,13 @@ func (s *Server) answered(m message) {
 	ch <- m // buffered, and sent once: the entry is gone
 }
 
+// isPending reports whether a callback waits for an answer with this id.
+func (s *Server) isPending(id json.RawMessage) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending[string(id)] != nil
+}
+
 func (s *Server) warn(msg string, args ...any) {
 	s.log.Warn(msg, args...)
 	s.mu.Lock()
@@ -453,6 +469,9 @@ func (s *Server) call(ctx context.Context, method string, params any, result any
 	}{"2.0", json.RawMessage(id), method, params})
 	select {
 	case m := <-ch:
+		if m.bad != "" {
+			return fmt.Errorf("%s: %s", method, m.bad)
+		}
 		if m.Error != nil {
 			return fmt.Errorf("%s: the client answered error %d: %s", method, m.Error.Code, m.Error.Message)
 		}

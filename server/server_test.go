@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -181,6 +182,11 @@ func (p *peer) read(out io.Reader) {
 			go func() {
 				res, rerr := h(method, prm)
 				ans := map[string]any{"jsonrpc": "2.0", "id": id}
+				if raw, ok := res.(rawAnswer); ok { // the members as given: a malformed answer
+					maps.Copy(ans, raw)
+					p.send(ans)
+					return
+				}
 				if rerr != nil {
 					ans["error"] = rerr
 				} else {
@@ -210,6 +216,10 @@ func (p *peer) read(out io.Reader) {
 		}
 	}
 }
+
+// rawAnswer, returned by a handler, is sent as the answer's members
+// beside jsonrpc and id, with no result added.
+type rawAnswer map[string]any
 
 func (p *peer) send(v any) {
 	data, err := json.Marshal(v)
