@@ -138,9 +138,14 @@ func TestServeJSONRPC(t *testing.T) {
 		}
 	})
 	t.Run("oversize line", func(t *testing.T) {
+		// the id, when it comes before the large value, is kept
 		p.line([]byte(`{"jsonrpc":"2.0","id":"big","method":"tool","params":{"instance":"a","path":"fs/plain","args":"` + strings.Repeat("x", 5000) + `"}}`))
-		if m := p.next(); errCode(m) != "-32600 oversize" || m["id"] != nil {
+		if m := p.next(); errCode(m) != "-32600 oversize" || m["id"] != "big" {
 			t.Errorf("oversize: %v", m)
+		}
+		p.line([]byte(`{"jsonrpc":"2.0","method":"tool","params":{"instance":"a","path":"fs/plain","args":"` + strings.Repeat("x", 5000) + `"},"id":"late"}`))
+		if m := p.next(); errCode(m) != "-32600 oversize" || m["id"] != nil {
+			t.Errorf("oversize, id at the end: %v", m)
 		}
 		if r := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 3}); r["status"] != "ok" {
 			t.Errorf("after an oversize line the instance is lost: %v", r)
@@ -337,10 +342,11 @@ func TestServeFastPathTimeout(t *testing.T) {
 }
 
 // An answer to a callback with neither result nor error (JavaScript's
-// JSON.stringify drops "result": undefined) or with both fails the call at
-// once, saying so, instead of at the callback's deadline.
+// JSON.stringify drops "result": undefined), with both, or over the
+// message limit fails the call at once, saying so, instead of at the
+// callback's deadline.
 func TestServeMalformedCallbackAnswer(t *testing.T) {
-	p := initialized(t, Options{}, map[string]any{})
+	p := initialized(t, Options{MaxMessage: 4096}, map[string]any{})
 	p.call("start", map[string]any{"instance": "a", "bot": "main"})
 	for _, c := range []struct {
 		answer rawAnswer
@@ -357,6 +363,18 @@ func TestServeMalformedCallbackAnswer(t *testing.T) {
 		if out["status"] != "failed" || !strings.Contains(fmt.Sprint(out["error"]), "host/core: the client's answer has "+c.want) || time.Since(t0) > time.Second {
 			t.Errorf("answer %v: %v after %v", c.answer, out, time.Since(t0))
 		}
+	}
+	// an answer over the message limit fails its call at once too
+	p.mu.Lock()
+	p.handler = func(method string, params map[string]any) (any, *rpcError) { return strings.Repeat("z", 5000), nil }
+	p.mu.Unlock()
+	t0 := time.Now()
+	out := p.call("tool", map[string]any{"instance": "a", "path": "fs/plain", "args": 1})
+	if out["status"] != "failed" || !strings.Contains(fmt.Sprint(out["error"]), "host/core: the client's answer: a message longer than 4096 bytes") || time.Since(t0) > time.Second {
+		t.Errorf("oversize answer: %v after %v", out, time.Since(t0))
+	}
+	if m := p.next(); errCode(m) != "-32600 oversize" || m["id"] != nil {
+		t.Errorf("oversize answer: %v", m)
 	}
 	p.mu.Lock()
 	p.handler = p.defaultHandler

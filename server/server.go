@@ -198,9 +198,7 @@ loop:
 			case it.err == nil:
 				s.handle(it.line)
 			case errors.Is(it.err, errOversize):
-				s.send(response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeInvalidRequest,
-					Message: fmt.Sprintf("invalid request: a message longer than %d bytes (the server's limit, attune serve --max-message) was skipped", s.o.MaxMessage),
-					Data:    &errorData{Code: "oversize"}}})
+				s.oversize(it.line)
 			default:
 				if it.err != io.EOF {
 					rerr = it.err
@@ -214,6 +212,54 @@ loop:
 	close(stop)
 	s.shutdown()
 	return rerr
+}
+
+// oversize answers a line over the message limit, of which head is the
+// start. The id, when the start names one before the large value, is
+// kept: a request gets its error under its id, and an answer to a
+// callback fails that callback at once (not at its deadline).
+func (s *Server) oversize(head []byte) {
+	msg := fmt.Sprintf("a message longer than %d bytes (the server's limit, attune serve --max-message) was skipped", s.o.MaxMessage)
+	id, kind := leadingID(head)
+	if id != nil && kind != "request" && s.isPending(id) {
+		s.answered(message{ID: id, bad: "the client's answer: " + msg})
+		id = nil
+	}
+	if id == nil {
+		id = nullID
+	}
+	s.send(response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeInvalidRequest, Message: "invalid request: " + msg, Data: &errorData{Code: "oversize"}}})
+}
+
+// leadingID reads the top-level members of a JSON object from head, the
+// start of a line, as far as they go: the id, when one comes before head
+// ends, and the kind of message its members say ("request" for a
+// "method", "answer" for a "result" or an "error"; "" when none came).
+func leadingID(head []byte) (id json.RawMessage, kind string) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, ""
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch k {
+		case "method":
+			kind = "request"
+		case "result", "error":
+			kind = "answer"
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			break // the large value: head ends inside it
+		}
+		if k == "id" && validID(v) {
+			id = compact(v)
+		}
+	}
+	return id, kind
 }
 
 // shutdown cancels pending callbacks and waits for the requests in flight.
@@ -553,12 +599,16 @@ func callParams(instance, session, callID, path string, args any, marks []string
 }
 
 // lineReader reads lines of at most max bytes; a longer one is skipped
-// whole and reported as errOversize.
+// whole and reported as errOversize, with its first bytes.
 type lineReader struct {
-	br  *bufio.Reader
-	max int
-	buf []byte
+	br   *bufio.Reader
+	max  int
+	buf  []byte
+	head []byte // the start of the last oversize line (its id, most often)
 }
+
+// oversizeHead is how much of an oversize line is kept to find its id.
+const oversizeHead = 4096
 
 var errOversize = errors.New("oversize message")
 
@@ -570,6 +620,8 @@ func (r *lineReader) next() ([]byte, error) {
 		if !over {
 			if len(r.buf)+len(bytes.TrimRight(chunk, "\r\n")) > r.max {
 				over = true
+				head := append([]byte(nil), r.buf[:min(len(r.buf), oversizeHead)]...)
+				r.head = append(head, chunk[:min(len(chunk), oversizeHead-len(head))]...)
 				r.buf = r.buf[:0]
 			} else {
 				r.buf = append(r.buf, chunk...)
@@ -586,7 +638,7 @@ func (r *lineReader) next() ([]byte, error) {
 		break
 	}
 	if over {
-		return nil, errOversize
+		return r.head, errOversize
 	}
 	return append([]byte(nil), r.buf...), nil
 }
