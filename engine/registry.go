@@ -127,6 +127,7 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 		Budget:   e.budget,
 		Watchdog: e.watchdog,
 		Seed:     registrySeed(set, name),
+		DrawKey:  r.drawKey,
 		Print: func(s string) {
 			e.log.Info("print", "program", name, "instance", set.instance, "text", s)
 		},
@@ -247,6 +248,16 @@ func (r *registry) top() *frame {
 		return nil
 	}
 	return r.frames[len(r.frames)-1]
+}
+
+// drawKey is the call id of the running callback: math.random's draws in
+// it depend on the session, the instance, the program and this call only,
+// so a registry made anew after a restart draws what a replay draws.
+func (r *registry) drawKey() string {
+	if fr := r.top(); fr != nil {
+		return fr.callID
+	}
+	return ""
 }
 
 func (r *registry) close() {

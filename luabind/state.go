@@ -42,6 +42,11 @@ type Options struct {
 	Budget time.Duration
 	// Seed seeds math.random for this state.
 	Seed uint64
+	// DrawKey, if set, names the call a draw of math.random belongs to:
+	// the draws are seeded from Seed and the key at the first draw of each
+	// call, so they do not depend on how long the state has lived (a
+	// state made anew after a crash draws what a replay draws).
+	DrawKey func() string
 	// Print receives what the script prints; nil drops it.
 	Print func(string)
 	// Watchdog, if set, cancels the state's running callback when the host's
@@ -59,7 +64,13 @@ type State struct {
 	// Owner is the engine's object this state belongs to (its registry).
 	Owner any
 	rng   *rand.Rand
-	print func(string)
+	pcg   *rand.PCG
+	seed  uint64
+	// drawKey names the call of a draw; drawn is the key rng is seeded for
+	drawKey func() string
+	drawn   string
+	keyed   bool
+	print   func(string)
 	// protected counts the protected calls running (protect.go).
 	protected int
 	// pending is the error of a conversion into this state that went over
@@ -152,7 +163,10 @@ func buildLibs() *libs {
 			L.RaiseError("math.randomseed called outside a callback")
 		}
 		seed := uint64(L.CheckInt64(1))
-		st.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		st.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
+		if st.drawKey != nil { // for the rest of this call
+			st.drawn, st.keyed = st.drawKey(), true
+		}
 		return 0
 	}))
 	str := g.RawGetString("string").(*lua.LTable)
@@ -214,7 +228,9 @@ func NewState(o Options) *State {
 	g0 := L.CreateTable(0, 24)
 	g0.Metatable = shared().gmeta
 	L.G.Global, L.Env = g0, g0
-	s.rng = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	s.seed, s.drawKey = o.Seed, o.DrawKey
+	s.pcg = rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)
+	s.rng = rand.New(s.pcg)
 	lb := shared()
 	g := L.G.Global
 	g.RawSetString("_G", g)
@@ -239,6 +255,17 @@ func stateOf(L *lua.LState) *State {
 }
 
 func (s *State) mathRandom(L *lua.LState) int {
+	if s.drawKey != nil {
+		if k := s.drawKey(); !s.keyed || k != s.drawn {
+			s.drawn, s.keyed = k, true
+			h := s.seed
+			for i := 0; i < len(k); i++ { // FNV-1a, the same in every process
+				h ^= uint64(k[i])
+				h *= 1099511628211
+			}
+			s.pcg.Seed(h, h^0x9e3779b97f4a7c15)
+		}
+	}
 	switch L.GetTop() {
 	case 0:
 		L.Push(lua.LNumber(s.rng.Float64()))
