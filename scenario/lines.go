@@ -198,3 +198,15 @@ func commonPrefix(a, b []string) int {
 	}
 	return n
 }
+
+// tableLine returns the 1-based line of the first table header under the
+// top-level key k ([k], [k.x], [[k.y]]), 0 when there is none: the line of
+// a table only its sub-tables define, which toml.MetaData does not keep.
+func (l *lines) tableLine(k string) int {
+	for i := range l.text {
+		if parts, _, ok := l.header(i); ok && len(parts) > 0 && parts[0] == k {
+			return i + 1
+		}
+	}
+	return 0
+}

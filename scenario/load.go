@@ -241,6 +241,7 @@ func (l LoadErrors) Unwrap() []error {
 // The keys a scenario file may hold.
 var (
 	topKeys      = []string{"name", "rules", "config", "programs", "host", "step", "fails_with", "owners"}
+	configKeys   = []string{"engine", "floor", "bots", "harness"} // attune.toml's tables, under [config] in a scenario
 	hostKeys     = []string{"reads", "tools", "floor", "read_answers"}
 	hostToolKeys = []string{"effect", "result", "echo", "fail", "answers"}
 	answerKeys   = []string{"result", "value", "fail"}
@@ -352,8 +353,16 @@ func Parse(file string, data []byte) (sc *Scenario, err error) {
 	l.md = &md
 	sc = &Scenario{File: file}
 	for _, k := range sortedKeys(top) {
-		if !contains(topKeys, k) {
-			l.errAt(l.keyLine(top[k]), k, "unknown key%s", tomlx.Suggest(k, topKeys))
+		line := l.keyLine(top[k])
+		if line == 0 {
+			line = l.text.tableLine(k)
+		}
+		switch {
+		case contains(topKeys, k):
+		case contains(configKeys, k):
+			l.errAt(line, k, "unknown key: a configuration key; in a scenario it goes under [config] (as [config.%s])", k)
+		default:
+			l.errAt(line, k, "unknown key%s", tomlx.Suggest(k, topKeys))
 		}
 	}
 	if p, ok := top["name"]; ok {

@@ -293,3 +293,21 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A configuration key at a scenario's top level ([bots.main] where
+// [config.bots.main] was meant, or a project's attune.toml picked up by
+// `attune test .`) says where configuration goes in a scenario.
+func TestLoadConfigKeyAtTop(t *testing.T) {
+	_, err := Parse("attune.toml", []byte("[engine]\npacks = [\"p\"]\n[bots.main]\nceiling = []\n[harness.claude]\nbot = \"main\"\n"))
+	if err == nil {
+		t.Fatal("a configuration loaded as a scenario")
+	}
+	for _, want := range []string{
+		"attune.toml:1: engine: unknown key: a configuration key; in a scenario it goes under [config] (as [config.engine])",
+		"attune.toml:3: bots: unknown key: a configuration key; in a scenario it goes under [config] (as [config.bots])",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
