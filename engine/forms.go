@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
 
+	"attune/internal/tomlx"
 	"attune/luabind"
 )
 
@@ -68,6 +71,23 @@ func regOf(s *luabind.State) *registry { return s.Owner.(*registry) }
 func (r *registry) newDecl() decl {
 	r.decls++
 	return decl{id: r.id + "." + strconv.Itoa(r.decls), reg: r, pos: r.position()}
+}
+
+// checkOptions refuses a key of an options table the form does not know:
+// a misspelled :post-fail or :scope would otherwise be dropped without a
+// word (and the hook never run, the owner kept in another scope).
+func checkOptions(s *luabind.State, form string, t *lua.LTable, known ...string) {
+	if t == nil {
+		return
+	}
+	t.ForEach(func(k, _ lua.LValue) {
+		ks, ok := k.(lua.LString)
+		if ok && slices.Contains(known, string(ks)) {
+			return
+		}
+		s.L.RaiseError("%s: unknown option %s (its options are %s)%s",
+			form, lua.LVAsString(k), strings.Join(known, ", "), tomlx.Suggest(lua.LVAsString(k), known))
+	})
 }
 
 // opt reads options-table field key (nil when the table is absent).
@@ -159,6 +179,7 @@ func fDefineTool(s *luabind.State) int {
 	path := s.CheckString("define/tool", 1)
 	fn := s.CheckFunction("define/tool", 2)
 	o := s.OptTable("define/tool", 3)
+	checkOptions(s, "define/tool", o, "effect", "effects", "input", "output")
 	d := &toolDecl{decl: r.newDecl(), path: path, fn: fn,
 		effects: optStrings(s, "define/tool", o, "effect"),
 		input:   optSchema(s, "define/tool", o, "input"),
@@ -176,6 +197,7 @@ func fGuardTool(s *luabind.State) int {
 	checkPattern(s, "guard/tool", pat)
 	fn := s.CheckFunction("guard/tool", 2)
 	o := s.OptTable("guard/tool", 3)
+	checkOptions(s, "guard/tool", o, "reentrant_depth")
 	r.toolGuards = append(r.toolGuards, &guardDecl{decl: r.newDecl(), pattern: pat, fn: fn,
 		depth: optInt(s, "guard/tool", o, "reentrant_depth", 0)})
 	return 0
@@ -199,6 +221,7 @@ func fHookTool(s *luabind.State) int {
 	pat := s.CheckString("hook/tool", 1)
 	checkPattern(s, "hook/tool", pat)
 	o := s.OptTable("hook/tool", 2)
+	checkOptions(s, "hook/tool", o, "pre", "post", "post_fail", "reentrant_depth")
 	h := &hookDecl{decl: r.newDecl(), pattern: pat,
 		pre:      optFunc(s, "hook/tool", o, "pre"),
 		post:     optFunc(s, "hook/tool", o, "post"),
@@ -221,6 +244,7 @@ func fHookBoundary(kind string) func(*luabind.State) int {
 		}
 		fn := s.CheckFunction(form, 2)
 		o := s.OptTable(form, 3)
+		checkOptions(s, form, o, "post_fail")
 		r.bhooks = append(r.bhooks, &hookDecl{decl: r.newDecl(), phase: phase, boundary: kind + "/" + phase,
 			fn: fn, postFail: optFunc(s, form, o, "post_fail")})
 		return 0

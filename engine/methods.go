@@ -694,6 +694,7 @@ func fDefineMethod(s *luabind.State) int {
 	}
 	fn := s.CheckFunction(form, 3)
 	o := s.OptTable(form, 4)
+	checkOptions(s, form, o, "kind", "input", "output", "grant")
 	m := &methodDecl{decl: r.newDecl(), owner: owner, scope: scope, name: name, fn: fn,
 		kind:   optString(s, form, o, "kind", "query"),
 		input:  optSchema(s, form, o, "input"),

@@ -120,6 +120,7 @@ func fDefineReducer(s *luabind.State) int {
 	}
 	apply := s.CheckFunction(form, 2)
 	o := s.OptTable(form, 3)
+	checkOptions(s, form, o, "scope", "revision", "abi", "init", "protected", "migrate")
 	d := &reducerDecl{decl: r.newDecl(), name: name, apply: apply,
 		scopes:    optStrings(s, form, o, "scope"),
 		revision:  optInt(s, form, o, "revision", 1),
