@@ -55,6 +55,17 @@ func TestNodeHost(t *testing.T) {
 	runHost(t, "node", filepath.Join(root, "server", "testdata", "hosts", "node_host.cjs"))
 }
 
+// R9.2: a host on vscode-jsonrpc with the package's own framing
+// (StreamMessageReader/Writer: Content-Length headers) drives attune serve,
+// which answers in that framing: a tool call with a host core, an error,
+// cancellation, the log notifications, the end of input.
+func TestNodeHostHeaderFraming(t *testing.T) {
+	root := peertest.Root(t)
+	peertest.Peers(t, "vscode-jsonrpc/package.json")
+	peertest.Node(t)
+	runHost(t, "node", filepath.Join(root, "server", "testdata", "hosts", "node_host_headers.cjs"))
+}
+
 // R9.2: a host in Python with only the standard library drives attune
 // serve: pipelined requests, a batch, the same turn as the Node host.
 func TestPythonHost(t *testing.T) {

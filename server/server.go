@@ -5,7 +5,8 @@
 // docs/protocol.schema.json describes every message.
 //
 // In short: one JSON value per line (a request, a notification, a
-// response, or a batch of them). The client sends initialize first; the
+// response, or a batch of them), or messages framed by Content-Length
+// headers when the client's first message is. The client sends initialize first; the
 // server then builds the engine. Requests for one instance are handled in
 // the order they arrive; requests for different instances run
 // concurrently. The engine calls back into the client (host/read,
@@ -26,6 +27,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -70,7 +72,8 @@ type Server struct {
 	out io.Writer
 	log *slog.Logger
 
-	wmu sync.Mutex // one message at a time on out
+	wmu    sync.Mutex  // one message at a time on out
+	framed atomic.Bool // the client frames with Content-Length headers: answer so
 
 	mu       sync.Mutex
 	eng      *engine.Engine
@@ -153,6 +156,10 @@ func (s *Server) send(v any) {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.framed.Load() {
+		_, _ = s.out.Write(append(fmt.Appendf(nil, "Content-Length: %d\r\n\r\n", len(data)), data...))
+		return
+	}
 	_, _ = s.out.Write(append(data, '\n'))
 }
 
@@ -175,7 +182,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader) error {
 	}
 	items := make(chan item)
 	stop := make(chan struct{})
-	r := &lineReader{br: bufio.NewReaderSize(in, 64<<10), max: s.o.MaxMessage}
+	r := &lineReader{br: bufio.NewReaderSize(in, 64<<10), max: s.o.MaxMessage, framed: &s.framed}
 	go func() {
 		for {
 			line, err := r.next()
@@ -184,7 +191,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader) error {
 			case <-stop:
 				return
 			}
-			if err != nil && !errors.Is(err, errOversize) {
+			var bad *badFrame
+			if err != nil && !errors.Is(err, errOversize) && !errors.As(err, &bad) {
 				return
 			}
 		}
@@ -199,6 +207,8 @@ loop:
 				s.handle(it.line)
 			case errors.Is(it.err, errOversize):
 				s.oversize(it.line)
+			case errors.As(it.err, new(*badFrame)):
+				s.send(response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeParse, Message: "parse error: " + it.err.Error()}})
 			default:
 				if it.err != io.EOF {
 					rerr = it.err
@@ -599,12 +609,86 @@ func callParams(instance, session, callID, path string, args any, marks []string
 }
 
 // lineReader reads lines of at most max bytes; a longer one is skipped
-// whole and reported as errOversize, with its first bytes.
+// whole and reported as errOversize, with its first bytes. When the first
+// line is a Content-Length header, it reads messages framed by headers
+// instead, as a language server's client writes them (vscode-jsonrpc's
+// StreamMessageWriter), and sets framed so that answers are framed alike.
 type lineReader struct {
-	br   *bufio.Reader
-	max  int
-	buf  []byte
-	head []byte // the start of the last oversize line (its id, most often)
+	br       *bufio.Reader
+	max      int
+	buf      []byte
+	head     []byte // the start of the last oversize line (its id, most often)
+	detected bool   // the first line was read: the framing is known
+	framed   *atomic.Bool
+}
+
+// badFrame is a header block that does not say a message's length: the
+// block is skipped and answered with a parse error.
+type badFrame struct{ why string }
+
+func (b *badFrame) Error() string { return b.why }
+
+// contentLength reads a Content-Length header line.
+func contentLength(line []byte) (n int, ok bool, err error) {
+	k, v, found := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
+	if !found || !strings.EqualFold(string(bytes.TrimSpace(k)), "Content-Length") {
+		return 0, false, nil
+	}
+	n, err = strconv.Atoi(string(bytes.TrimSpace(v)))
+	if err != nil || n < 0 {
+		return 0, true, &badFrame{fmt.Sprintf("a Content-Length header that is not a length: %q", bytes.TrimSpace(line))}
+	}
+	return n, true, nil
+}
+
+// nextFramed reads one message framed by headers, whose first header line
+// was read already: headers up to an empty line, then Content-Length bytes.
+func (r *lineReader) nextFramed(first []byte) ([]byte, error) {
+	n, line, headers := -1, first, false
+	var bad error
+	for {
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			if headers {
+				break // the empty line that ends the headers
+			}
+		} else if l, ok, err := contentLength(line); err != nil {
+			headers, bad = true, err
+		} else {
+			headers = true
+			if ok {
+				n = l
+			}
+		}
+		var err error
+		if line, err = r.br.ReadSlice('\n'); err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return nil, &badFrame{"a header line longer than 64 KiB"}
+			}
+			return nil, err
+		}
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	if n < 0 {
+		return nil, &badFrame{"a header block without Content-Length"}
+	}
+	if n > r.max {
+		head, _ := r.br.Peek(min(n, oversizeHead))
+		head = append([]byte(nil), head...)
+		if _, err := r.br.Discard(n); err != nil {
+			return nil, err
+		}
+		return head, errOversize
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r.br, body); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, io.EOF // the input ended inside a message
+		}
+		return nil, err
+	}
+	return body, nil
 }
 
 // oversizeHead is how much of an oversize line is kept to find its id.
@@ -613,6 +697,28 @@ const oversizeHead = 4096
 var errOversize = errors.New("oversize message")
 
 func (r *lineReader) next() ([]byte, error) {
+	if r.detected && r.framed != nil && r.framed.Load() {
+		line, err := r.br.ReadSlice('\n')
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				return nil, &badFrame{"a header line longer than 64 KiB"}
+			}
+			return nil, err
+		}
+		return r.nextFramed(line)
+	}
+	line, err := r.nextLine()
+	if !r.detected && err == nil && len(bytes.TrimSpace(line)) > 0 {
+		r.detected = true
+		if _, ok, _ := contentLength(line); ok && r.framed != nil {
+			r.framed.Store(true)
+			return r.nextFramed(line)
+		}
+	}
+	return line, err
+}
+
+func (r *lineReader) nextLine() ([]byte, error) {
 	r.buf = r.buf[:0]
 	over := false
 	for {

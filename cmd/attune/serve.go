@@ -25,7 +25,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	maxMessage := fs.Int("max-message", server.DefaultMaxMessage, "the longest message (line) in bytes; a longer one is answered with an error and skipped")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: attune serve [--max-message BYTES] [CONFIG]\n\nRuns the engine as a JSON-RPC 2.0 service over stdin and stdout (protocol version 1,\ndocs/protocol.md), one JSON message per line. CONFIG defaults to attune.toml.")
+		fmt.Fprintln(stderr, "usage: attune serve [--max-message BYTES] [CONFIG]\n\nRuns the engine as a JSON-RPC 2.0 service over stdin and stdout (protocol version 1,\ndocs/protocol.md), one JSON message per line (or framed by Content-Length headers\nwhen the first message is). CONFIG defaults to attune.toml.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
