@@ -99,7 +99,7 @@ func (s *regSet) index() error {
 		}
 		for _, d := range r.reducers {
 			if prev, dup := s.reducers[d.name]; dup {
-				return fmt.Errorf("define/reducer: owner %s is declared by both %s and %s", d.name, prev.reg.program, r.program)
+				return fmt.Errorf("define/reducer: owner %s is declared by both %s (at %s) and %s (at %s)", d.name, prev.reg.program, prev.pos, r.program, d.pos)
 			}
 			s.reducers[d.name] = d
 		}
@@ -108,8 +108,8 @@ func (s *regSet) index() error {
 			if m.scope != "" {
 				key = m.owner + "@" + m.scope + "." + m.name
 			}
-			if _, dup := s.methods[key]; dup {
-				return fmt.Errorf("define/method: %s is declared twice (in %s)", key, r.program)
+			if prev, dup := s.methods[key]; dup {
+				return fmt.Errorf("define/method: %s is declared twice (at %s and %s)", key, prev.pos, m.pos)
 			}
 			s.methods[key] = m
 		}
@@ -118,7 +118,7 @@ func (s *regSet) index() error {
 	for _, m := range s.methods {
 		rd, ok := s.reducers[m.owner]
 		if !ok {
-			return fmt.Errorf("define/method: %s.%s (in %s) names owner %s, which no program of this pin declares with define/reducer", m.owner, m.name, m.reg.program, m.owner)
+			return fmt.Errorf("define/method: %s.%s (at %s) names owner %s, which no program of this pin declares with define/reducer", m.owner, m.name, m.pos, m.owner)
 		}
 		if m.scope != "" && !hasScope(rd.scopes, m.scope) {
 			return fmt.Errorf("define/method: %s@%s.%s (at %s) names scope %s, but owner %s is declared with scope %s (at %s)", m.owner, m.scope, m.name, m.pos, m.scope, m.owner, strings.Join(rd.scopes, ", "), rd.pos)
