@@ -95,9 +95,21 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.Store,
 		Logger: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
-		return nil, err
+		return nil, withMissingPacks(err, cfg)
 	}
 	return &Runtime{cfg: cfg, e: e, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}}, nil
+}
+
+// withMissingPacks adds to an engine's error the pack folders of the
+// configuration that do not exist (as attune check says them), the usual
+// cause of a program no pack holds.
+func withMissingPacks(err error, cfg *config.Config) error {
+	for i, dir := range cfg.Engine.Packs {
+		if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
+			err = fmt.Errorf("%w; %w", err, cfg.Errorf(fmt.Sprintf("engine.packs[%d]", i+1), "pack folder %s does not exist", dir))
+		}
+	}
+	return err
 }
 
 // Close closes the engine.

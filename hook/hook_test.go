@@ -381,3 +381,15 @@ func mustParse(t *testing.T, event string) Event {
 	}
 	return ev
 }
+
+// A program no pack holds because a pack folder is missing: the denial
+// names the folder, as attune check does.
+func TestMissingPackFolderIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "attune.toml")
+	os.WriteFile(path, []byte("[engine]\npacks = [\"packs/p\"]\n"+mainBot), 0o644)
+	_, err := Open(context.Background(), path, Options{})
+	if err == nil || !strings.Contains(err.Error(), `no pack holds program "p"`) || !strings.Contains(err.Error(), "engine.packs[1]: pack folder "+filepath.Join(dir, "packs", "p")+" does not exist") {
+		t.Errorf("%v", err)
+	}
+}

@@ -148,6 +148,11 @@ func (r *runner) run(ctx context.Context) string {
 		Observer:   obs,
 	})
 	if err != nil {
+		for i, dir := range sc.Config.Engine.Packs { // the usual cause of a program no pack holds
+			if st, serr := os.Stat(dir); serr != nil || !st.IsDir() {
+				err = fmt.Errorf("%w; %w", err, sc.Config.Errorf(fmt.Sprintf("engine.packs[%d]", i+1), "pack folder %s does not exist", dir))
+			}
+		}
 		return sc.File + ": engine: " + err.Error()
 	}
 	defer eng.Close()

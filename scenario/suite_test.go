@@ -179,3 +179,20 @@ func TestProgressLiveTicks(t *testing.T) {
 		t.Errorf("the live line was drawn %d times while the scenario ran: %q", n, live.String())
 	}
 }
+
+// A program no pack holds because a pack folder of config.engine.packs is
+// missing (relative to the scenario file): the failure names the folder.
+func TestMissingPackFolderIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "tests", "a.toml")
+	os.MkdirAll(filepath.Dir(f), 0o755)
+	src := "name = \"a\"\n[config.engine]\npacks = [\"../pack\"]\n[config.bots.main]\nbehaviors = [\"protect\"]\nceiling = []\n[[step]]\nop = \"start\"\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	RunSuite(context.Background(), []string{f}, Options{Out: &out})
+	if s := out.String(); !strings.Contains(s, `no pack holds program "protect"`) || !strings.Contains(s, "engine.packs[1]: pack folder "+filepath.Join(dir, "pack")+" does not exist") {
+		t.Errorf("%s", s)
+	}
+}
