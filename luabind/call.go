@@ -210,7 +210,12 @@ func describe(v lua.LValue) string {
 // unwound the stack. Without one, the message says so plainly.
 func panicMessage(msg, traceback string) string {
 	where := scriptFrame(traceback)
-	msg += " (a Go panic inside the Lua runtime)"
+	if strings.Contains(msg, "callstack overflow") {
+		// gopher-lua's call stack is full: Lua's "stack overflow"
+		msg = "stack overflow: calls nest too deep (a recursion that never ends?); end the recursion or use a loop"
+	} else {
+		msg += " (a Go panic inside the Lua runtime)"
+	}
 	if where == "" {
 		return msg
 	}
