@@ -75,6 +75,7 @@ func TestServeJSONRPC(t *testing.T) {
 			{"rollback", map[string]any{"instance": "a", "to_turn": -1}, "to_turn"}, // not a turn, not a rollback of everything
 			{"rollback", map[string]any{"instance": "a", "to_turn": "1"}, "to_turn"},
 			{"tools/register", map[string]any{"path": ""}, "path"},
+			{"start", map[string]any{"instance": "k", "bot": "main", "kind": "weird"}, "kind"}, // not started as a foreground instance
 		} {
 			r := p.call(c.method, c.params)
 			e, _ := r["error"].(map[string]any)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -213,6 +214,8 @@ func checkValues(method string, sp spec, p *params, invalid func(param, format s
 		return invalid("instance", "param \"instance\" must be a non-empty string")
 	case method == "tools/register" && p.Path == "":
 		return invalid("path", "param \"path\" must be a non-empty string")
+	case method == "start" && p.Kind != "" && !slices.Contains(startKinds, p.Kind):
+		return invalid("kind", "param \"kind\" must be one of %s, got %q", strings.Join(startKinds, ", "), p.Kind)
 	case method == "rollback" && p.ToTurn < 0:
 		return invalid("to_turn", "param \"to_turn\" must be 0 (before the first turn) or the number of a turn that ended, got %d", p.ToTurn)
 	case method == "initialize" && (p.HostTimeoutMS < 0 || p.HostTimeoutMS > maxHostTimeoutMS):
@@ -220,6 +223,9 @@ func checkValues(method string, sp spec, p *params, invalid func(param, format s
 	}
 	return nil
 }
+
+// startKinds are the kinds of instance start takes (engine.StartOptions).
+var startKinds = []string{"foreground", "bot", "oneshot", "child"}
 
 // maxHostTimeoutMS is the longest host_timeout_ms a time.Duration holds.
 const maxHostTimeoutMS = integer(math.MaxInt64 / int64(time.Millisecond))
