@@ -384,3 +384,17 @@ func TestServeMalformedCallbackAnswer(t *testing.T) {
 		t.Errorf("after: %v", out)
 	}
 }
+
+// command takes the name as a user types it (/hello) or bare (hello).
+func TestServeCommandName(t *testing.T) {
+	p := newPeer(t, peerConfig, map[string]string{"p.lua": peerProgram,
+		"commands/hello.lua": `define.command(function(ctx, text) notify("hello " .. text, "ambient") end)`}, Options{}, map[string]any{})
+	p.call("start", map[string]any{"instance": "a", "bot": "main"})
+	p.call("turn/begin", map[string]any{"instance": "a"})
+	for _, name := range []string{"hello", "/hello"} {
+		r := p.call("command", map[string]any{"instance": "a", "name": name, "text": "you"})
+		if r["status"] != "ok" || !strings.Contains(fmt.Sprint(r["notes"]), "hello you") {
+			t.Errorf("command %q: %v", name, r)
+		}
+	}
+}

@@ -511,7 +511,8 @@ func (s *Server) dispatch(ctx context.Context, e *engine.Engine, method string, 
 	case "method":
 		return i.Method(ctx, engine.MethodCall{Owner: p.Owner, Method: p.Method, Input: input, CallID: p.CallID, HostAuthority: p.HostAuthority}), nil
 	case "command":
-		return i.Command(ctx, p.Name, p.Text), nil
+		// the name as the user typed it (/goal) or bare (goal)
+		return i.Command(ctx, strings.TrimPrefix(p.Name, "/"), p.Text), nil
 	case "spawn":
 		c, err := i.Spawn(ctx, engine.SpawnOptions{ID: p.Child, Bot: p.Bot, Role: p.Kind})
 		if err != nil {
