@@ -132,3 +132,19 @@ func TestBadToolPreDenies(t *testing.T) {
 		t.Errorf("bad prompt event: %d %v", code, m)
 	}
 }
+
+// A PreToolUse larger than attune reads (a Bash command padded past 16
+// MiB) is denied, not let through unjudged: the event's name comes before
+// the padding.
+func TestOversizeToolPreDenies(t *testing.T) {
+	dir := t.TempDir()
+	pad := strings.Repeat(" ", MaxEvent)
+	code, m, stderr := hookRaw(t, dir, `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /`+pad+`"}}`)
+	if d, r := decision(m); code != 0 || d != "deny" || !strings.Contains(r, "larger than") || !strings.Contains(stderr, "larger than") {
+		t.Errorf("%d %v %q", code, m, stderr)
+	}
+	code, m, _ = hookRaw(t, dir, `{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"`+pad+`"}`)
+	if code != 0 || len(m) != 0 {
+		t.Errorf("an oversize prompt: %d %v", code, m)
+	}
+}

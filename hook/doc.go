@@ -62,8 +62,9 @@
 //     would skip the agent's own permission rules.
 //   - Bad input (not JSON, an unknown event) is answered with no decision
 //     and a message on stderr, but a tool call the input names and attune
-//     cannot read (a PreToolUse with no session_id, or a field of the wrong
-//     type) is denied; a missing or broken configuration denies
-//     tool calls (fail closed) and lets other events through; the answer is
-//     always JSON with exit status 0, within --timeout.
+//     cannot read (a PreToolUse with no session_id, a field of the wrong
+//     type, or more than 16 MiB of JSON) is denied; a missing or broken
+//     configuration denies tool calls (fail closed) and lets other events
+//     through; the answer is always JSON with exit status 0, within
+//     --timeout.
 package hook

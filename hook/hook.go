@@ -1,7 +1,9 @@
 package hook
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -138,6 +140,37 @@ func Failure(ev Event, err error, failOpen bool) Answer {
 		return Answer{Decision: "deny", Reason: msg + " (attune fails closed)"}
 	}
 	return Answer{SystemMessage: msg}
+}
+
+// Oversize reads the event's name from the start of an event too large to
+// read whole (data is its first MaxEvent+1 bytes; the agents write the name
+// before the tool's input), so that a tool call it names is denied
+// (BadEvent) rather than let through unjudged. Event{} when the name is
+// not found.
+func Oversize(d Dialect, data []byte) Event {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return Event{}
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return Event{}
+		}
+		if k == "hook_event_name" {
+			var name string
+			if dec.Decode(&name) != nil {
+				return Event{}
+			}
+			ev, _ := d.Parse(marshal(map[string]string{"hook_event_name": name}))
+			return ev
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return Event{}
+		}
+	}
+	return Event{}
 }
 
 // BadEvent is the answer to input the dialect cannot read as an event: a

@@ -41,11 +41,11 @@ func (r *Runtime) Handler(d Dialect, timeout time.Duration) http.Handler {
 			return
 		}
 		data, err := io.ReadAll(io.LimitReader(req.Body, MaxEvent+1))
+		var ev Event
 		if err == nil && len(data) > MaxEvent {
 			err = fmt.Errorf("the event is larger than %d bytes", MaxEvent)
-		}
-		var ev Event
-		if err == nil {
+			ev = Oversize(d, data)
+		} else if err == nil {
 			ev, err = d.Parse(data)
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -63,11 +63,11 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	data, err := io.ReadAll(io.LimitReader(stdin, hook.MaxEvent+1))
+	var ev hook.Event
 	if err == nil && len(data) > hook.MaxEvent {
 		err = fmt.Errorf("the event is larger than %d bytes", hook.MaxEvent)
-	}
-	var ev hook.Event
-	if err == nil {
+		ev = hook.Oversize(d, data)
+	} else if err == nil {
 		ev, err = d.Parse(data)
 	}
 	if err != nil {
