@@ -338,6 +338,11 @@ func (s *State) tableFromLua(t *lua.LTable, path string, depth int) (any, error)
 		case lua.LNumber:
 			key = strconv.FormatFloat(float64(kk), 'g', -1, 64)
 		}
+		if _, dup := out[key]; dup {
+			// a map's keys are strings: one of the two values would be lost
+			err = &DataError{path, "key " + key + " is there as a number and as a string; a map's keys are strings, so keep one of them"}
+			return
+		}
 		var g any
 		g, err = s.fromLua(e, path+"."+key, depth+1)
 		out[key] = g
