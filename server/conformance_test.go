@@ -172,6 +172,27 @@ func TestServePipelinedOrder(t *testing.T) {
 			t.Fatalf("request %d: %v", k, r)
 		}
 	}
+	// a child named in spawn takes the requests pipelined right behind it
+	chans = chans[:0]
+	for k := 0; k < 10; k++ {
+		child := fmt.Sprintf("child-%d", k)
+		for _, m := range []struct {
+			method string
+			params map[string]any
+		}{
+			{"spawn", map[string]any{"instance": "a", "child": child}},
+			{"turn/begin", map[string]any{"instance": child}},
+			{"turn/end", map[string]any{"instance": child}},
+		} {
+			_, ch := p.start(m.method, m.params)
+			chans = append(chans, ch)
+		}
+	}
+	for k, ch := range chans {
+		if r := p.wait(ch); r["error"] != nil {
+			t.Fatalf("spawn pipelined, request %d: %v", k, r)
+		}
+	}
 	// instance b's core blocks until instance c has been served
 	release := make(chan struct{})
 	var cores atomic.Int32

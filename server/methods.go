@@ -344,7 +344,16 @@ func (s *Server) request(r *request, b *batchRun) {
 	if b != nil {
 		b.add()
 	}
+	var spawned chan struct{}
+	if r.method == "spawn" && p.Child != "" && p.Child != p.Instance {
+		// the child's requests pipelined behind its spawn wait for it
+		spawned = make(chan struct{})
+		s.enqueue(p.Child, func() { <-spawned })
+	}
 	s.enqueue(p.Instance, func() {
+		if spawned != nil {
+			defer close(spawned)
+		}
 		res, rerr := s.dispatch(r.ctx, e, r.method, p)
 		s.mu.Lock()
 		cancelled := r.cancelled
