@@ -130,6 +130,9 @@ func strip(hooks map[string]any) {
 }
 
 func editSettings(path string, edit func(hooks map[string]any)) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // a link (a dotfiles folder) stays a link: its file is edited
+	}
 	settings := map[string]any{}
 	data, err := os.ReadFile(path)
 	switch {

@@ -112,3 +112,32 @@ func TestCommandPath(t *testing.T) {
 		}
 	}
 }
+
+// A settings file that is a symbolic link (kept in a dotfiles folder) stays
+// a link: install and uninstall edit the file it points to.
+func TestInstallFollowsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "settings.json")
+	os.MkdirAll(filepath.Dir(target), 0o755)
+	os.WriteFile(target, []byte(`{"model": "opus"}`), 0o644)
+	path := filepath.Join(dir, "p", ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.Symlink(filepath.Join("..", "..", "dotfiles", "settings.json"), path); err != nil {
+		t.Fatal(err)
+	}
+	if err := InstallClaude(path, Install{Binary: "/bin/attune", Config: "/p/attune.toml"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(path); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v", err)
+	}
+	if m := readSettings(t, target); m["model"] != "opus" || m["hooks"] == nil {
+		t.Fatalf("the target: %v", m)
+	}
+	if err := UninstallClaude(path); err != nil {
+		t.Fatal(err)
+	}
+	if m := readSettings(t, target); m["hooks"] != nil {
+		t.Fatalf("after uninstall: %v", m)
+	}
+}
