@@ -84,6 +84,9 @@ func (s *regSet) command(ctx context.Context, name string) (*registry, error) {
 			names = append(names, c.Name)
 		}
 		sort.Strings(names)
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no command /%s: the pinned packs have no commands", name)
+		}
 		return nil, fmt.Errorf("no command /%s in the pinned packs (have: %s)", name, strings.Join(names, ", "))
 	}
 	r, err := s.engine.loadRegistry(ctx, s, "commands/"+c.Name, c.File, c.SHA256, map[string]any{})

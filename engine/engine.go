@@ -281,7 +281,7 @@ func (e *Engine) Packs() pin.Packs { return e.packs }
 // tool tables again at their next call.
 func (e *Engine) RegisterTool(t HostTool) error {
 	if t.Path == "" || t.Core == nil {
-		return errors.New("engine: a host tool needs a path and a core")
+		return errorf(CodeInvalid, "engine: a host tool needs a path and a core (path %q)", t.Path)
 	}
 	e.mu.Lock()
 	c := t

@@ -106,8 +106,19 @@ func (e *Engine) Start(ctx context.Context, o StartOptions) (*Instance, error) {
 			return nil, errorf(CodeInvalid, "start: instance %s is new and needs a bot", o.ID)
 		}
 		rec = &instanceRecord{Bot: o.Bot, Kind: o.Kind, Role: o.Role, Session: o.Session, Parent: o.Parent}
-		if rec.Kind == "" {
+		switch rec.Kind {
+		case "":
 			rec.Kind = KindForeground
+		case KindForeground, KindBot, KindOneshot, KindChild:
+		default:
+			return nil, errorf(CodeInvalid, "start: instance %s: kind %q is not one of %s, %s, %s, %s", o.ID, o.Kind, KindForeground, KindBot, KindOneshot, KindChild)
+		}
+		if o.Parent != "" {
+			if _, live := e.Instance(o.Parent); !live {
+				if _, err := e.loadRecord(ctx, o.Parent); errors.Is(err, store.ErrNotFound) {
+					return nil, errorf(CodeInvalid, "start: instance %s: parent %s is no instance (neither running nor stored)", o.ID, o.Parent)
+				}
+			}
 		}
 		if rec.Session == "" {
 			rec.Session = e.nextID(o.ID + "/s")
@@ -225,6 +236,9 @@ func (e *Engine) Restart(ctx context.Context, id string) (*Instance, error) {
 		i.Stop()
 	}
 	rec, err := e.loadRecord(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errorf(CodeInvalid, "restart: no instance %s in the store (start it with a bot first): %w", id, err)
+	}
 	if err != nil {
 		return nil, wrapErr(CodeStore, err, "restart "+id)
 	}
