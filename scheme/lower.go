@@ -556,6 +556,10 @@ func (c *compiler) call(f *Form, b *block, d dest) expr {
 		if head.Text == "nil" {
 			c.errorf(head, "", "nil is not a function: a call starts with a function, as in (f x)")
 		}
+	case List:
+		if len(head.Items) == 0 {
+			c.errorf(head, "", "() is not a function: a call starts with a function, as in (f x)")
+		}
 	}
 	if head.Kind == Symbol {
 		hname = head.Text
