@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -185,6 +186,10 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "attune hook install: cannot find this attune binary:", err)
 			return 1
 		}
+		if err := installableBinary(in.Binary); err != nil {
+			fmt.Fprintln(stderr, "attune hook install:", err)
+			return 1
+		}
 	}
 	settings := filepath.Join(dir, ".claude", "settings.json")
 	if err := hook.InstallClaude(settings, in); err != nil {
@@ -193,6 +198,16 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "attune hooks installed in %s (%d events)\n", settings, len(hook.ClaudeEvents()))
 	return 0
+}
+
+// installableBinary refuses a binary that will not be there when Claude
+// Code runs the hooks: go run's temporary build, deleted when go run ends.
+func installableBinary(bin string) error {
+	p := strings.ReplaceAll(bin, `\`, "/")
+	if strings.Contains(p, "/go-build") && strings.Contains(p, "/exe/") {
+		return fmt.Errorf("this attune is go run's temporary build (%s), which is deleted when go run ends, so every hook would fail; build attune (go build -o ~/bin/attune ./cmd/attune) and install with that binary", bin)
+	}
+	return nil
 }
 
 // validPort reports whether port is a TCP port number a URL can name.
