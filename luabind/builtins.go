@@ -146,6 +146,14 @@ func checkFormat(L *lua.LState) {
 		if k >= len(f) || strings.IndexByte("cdiouxXeEfgGqs", f[k]) < 0 {
 			L.RaiseError("invalid option '%%%s' to 'format' (write %%%% for a percent sign)", f[k:min(k+1, len(f))])
 		}
+		if arg > L.GetTop() {
+			L.ArgError(arg, "no value")
+		}
+		if f[k] != 's' && f[k] != 'q' {
+			// a number option reads a numeric string as its number, as
+			// Lua does (Go's fmt would print "%!f(string=...)")
+			L.Replace(arg, L.CheckNumber(arg))
+		}
 		total += 128
 		if s, ok := L.Get(arg).(lua.LString); ok {
 			n := int64(len(s))
