@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -123,7 +124,7 @@ func compareStep(k int, en session.Entry, got stepOutcome, rec []session.Note, n
 		if (en.Type == session.Tool || en.Type == session.Method) && want.RefusedBy != got.RefusedBy {
 			add("refused_by", quoteOrNone(want.RefusedBy), quoteOrNone(got.RefusedBy))
 		}
-		if want.Error != got.Error {
+		if want.Error != got.Error && !(hostCancelled(want.Error) && strings.Contains(got.Error, "cancelled: ")) {
 			add("error", quoteOrNone(want.Error), quoteOrNone(got.Error))
 		}
 		if en.Type == session.Tool || en.Type == session.Method {
@@ -198,6 +199,16 @@ func plainJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// hostCancelled reports whether a recorded error is that of a step the
+// host's ctx ended (cancelled, or past its deadline) while it ran. When the
+// host gave up is not a value the journal holds, so its replay, which is
+// ended by whatever ends it first (its budget, most often), matches it when
+// it was cancelled too, whatever the cause and wherever it stopped.
+func hostCancelled(s string) bool {
+	return strings.Contains(s, "cancelled: "+context.Canceled.Error()) ||
+		strings.Contains(s, "cancelled: "+context.DeadlineExceeded.Error())
 }
 
 // journalText is s as the journal gives it back: encoding/json writes
