@@ -138,18 +138,10 @@ func (s *jsonScan) object(build bool) (any, bool) {
 		if build {
 			m[key] = v
 		}
-		s.ws()
-		if s.i >= len(s.data) {
+		if done, ok := s.sep('}'); !ok {
 			return nil, false
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
+		} else if done {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -177,20 +169,30 @@ func (s *jsonScan) array(build bool) (any, bool) {
 		if build {
 			a = append(a, v)
 		}
-		s.ws()
-		if s.i >= len(s.data) {
+		if done, ok := s.sep(']'); !ok {
 			return nil, false
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
+		} else if done {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// sep reads what follows a member or an item: a comma (more to come) or
+// the closing byte (done); anything else is not JSON (!ok).
+func (s *jsonScan) sep(closing byte) (done, ok bool) {
+	s.ws()
+	if s.i >= len(s.data) {
+		return false, false
+	}
+	switch s.data[s.i] {
+	case ',':
+		s.i++
+		return false, true
+	case closing:
+		s.i++
+		return true, true
+	}
+	return false, false
 }
 
 // str reads a string at s.i (its opening quote).
