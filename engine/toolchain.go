@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -280,7 +279,7 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 		q.Result = Plain(res)
 	}
 	if jerr := ss.journalQuick(&q); jerr != nil { // nothing of it was journaled
-		return i.resultNotPlain(ss, te.path, args, callID, 0, session.Entry{Type: session.Core, Path: te.path, Error: out.Error}, jerr)
+		return i.resultNotPlain(ss, &q, jerr)
 	}
 	return out
 }
@@ -296,27 +295,19 @@ func (i *Instance) argsNotPlain(ss *sessionState, path, callID string, err error
 	return Outcome{Status: StatusFailed, Error: ne.Message, Err: ne, CallID: callID}
 }
 
-// resultNotPlain fails a fast-path call whose core's result has no JSON
-// form: the first n of its entries were journaled, the next one could not
-// be (err); the core's answer is journaled as its failure, then the call.
-func (i *Instance) resultNotPlain(ss *sessionState, path string, args any, callID string, n int, core session.Entry, err error) Outcome {
+// resultNotPlain fails a fast-path call q whose core's result has no JSON
+// form (err, from journaling q, which journaled nothing of it): the call is
+// journaled as failed, the core's answer as that failure.
+func (i *Instance) resultNotPlain(ss *sessionState, q *session.QuickCall, err error) Outcome {
 	var ee *session.EncodeError
 	if !errors.As(err, &ee) {
 		ee = &session.EncodeError{What: err.Error(), Err: err}
 	}
-	ne := notPlainErr("tool "+path+": the core's result", "result", ee)
-	core.Value, core.Error = nil, ne.Message
-	es := []session.Entry{{Type: session.Floor, Path: path, Value: floorPassed}, core,
-		{Type: session.Tool, Path: path, Value: args, CallID: callID, Status: StatusFailed, Error: ne.Message}}
-	if n < len(es) {
-		ss.journalBehind(es[n:]...)
-	}
-	return Outcome{Status: StatusFailed, Error: ne.Message, Err: ne, CallID: callID}
+	ne := notPlainErr("tool "+q.Path+": the core's result", "result", ee)
+	q.Status, q.Error, q.Result = StatusFailed, ne.Message, nil
+	_ = ss.journalQuick(q) // its arguments were checked, and it holds no other host value
+	return Outcome{Status: StatusFailed, Error: ne.Message, Err: ne, CallID: q.CallID}
 }
-
-// floorPassed is the journaled verdict of a floor that let a call through,
-// as floorVerdict records it.
-var floorPassed any = json.RawMessage(`{"reason":"","refused":false}`)
 
 // chain is one call's walk through guards, floor, hooks and core.
 type chain struct {
