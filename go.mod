@@ -1,4 +1,4 @@
-module attune
+module github.com/attune-dev/attune
 
 go 1.26.0
 
@@ -6,9 +6,7 @@ require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/sys v0.49.0
-	layeh.com/gopher-luar v1.0.11
 	modernc.org/sqlite v1.62.0
 )
 
@@ -32,5 +30,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace github.com/yuin/gopher-lua => ./third_party/gopher-lua

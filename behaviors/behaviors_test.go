@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
-	"attune/scheme"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/scheme"
 )
 
 // forms reads one file of the pack.

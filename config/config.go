@@ -14,8 +14,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"attune/internal/tomlx"
-	"attune/luabind"
+	"github.com/attune-dev/attune/internal/tomlx"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // Defaults.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"attune/internal/tomlx"
+	"github.com/attune-dev/attune/internal/tomlx"
 )
 
 const (

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"attune/internal/tomlx"
+	"github.com/attune-dev/attune/internal/tomlx"
 )
 
 // Error is one problem in a configuration: where it is and what is wrong.

@@ -3,7 +3,7 @@ package config_test
 import (
 	"fmt"
 
-	"attune/config"
+	"github.com/attune-dev/attune/config"
 )
 
 func ExampleParse() {

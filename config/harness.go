@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"attune/internal/tomlx"
+	"github.com/attune-dev/attune/internal/tomlx"
 )
 
 // hookDialects are the coding agents whose hooks attune answers (never

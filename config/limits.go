@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"attune/internal/tomlx"
+	"github.com/attune-dev/attune/internal/tomlx"
 )
 
 // Bounds of the numeric keys: a value past them is a config error, never

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"attune/internal/tomlx"
+	"github.com/attune-dev/attune/internal/tomlx"
 )
 
 // Defaults of [harness.mcp].

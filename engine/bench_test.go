@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 const luabindCallback = luabind.Callback

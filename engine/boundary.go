@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
-	"attune/session"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/session"
 )
 
 // Note is text a behavior added to the model's context.

@@ -3,7 +3,7 @@ package engine
 import (
 	"sync"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // Query call records outside a turn are kept in memory, never written

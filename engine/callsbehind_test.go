@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // R5.4, R5.6: a query outside a turn records its result under its call id

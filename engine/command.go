@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
-	"attune/session"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/session"
 )
 
 // CommandResult is what running a pack command returns.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"attune/session"
+	"github.com/attune-dev/attune/session"
 )
 
 // Deliveries (R3.10). Every answer the host gives while a turn is open is

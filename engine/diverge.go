@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"attune/session"
+	"github.com/attune-dev/attune/session"
 )
 
 // Divergence is one way a replayed step differs from what the session

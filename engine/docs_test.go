@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // docs/forms.md documents every register form and callback function the

@@ -11,13 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/behaviors"
-	"attune/config"
-	"attune/luabind"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/behaviors"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // Version is part of the compile cache key: a new engine never reuses a

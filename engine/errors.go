@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // Code names the kind of an engine error. Hosts branch on it: with

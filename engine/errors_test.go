@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // Errors a host may act on are typed: errors.Is against the sentinels,

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"testing/fstest"
 
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // R9.1: a host builds an engine from a configuration, registers its tools, starts

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/session"
+	"github.com/attune-dev/attune/session"
 )
 
 // A tool call whose core runs outside the process: a harness (a coding

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"attune/config"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/store"
 )
 
 const externalProg = `

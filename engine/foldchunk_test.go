@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // appendActions appends n "add" actions of reducer revision rev.

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // foldRun is one application of actions to a state in a reducer's

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"sync"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/internal/tomlx"
-	"attune/luabind"
+	"github.com/attune-dev/attune/internal/tomlx"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // forms is every script-visible engine function, declared once as data

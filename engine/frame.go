@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // frame is the per-callback state: which instance and registration is

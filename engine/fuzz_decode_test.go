@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // FuzzDecodeEntry: the owner log's JSON decoder never panics, refuses what

@@ -3,9 +3,9 @@ package engine
 import (
 	"fmt"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // The guard runner. Tool guards (R4.3) and turn and round guards (R3.1)

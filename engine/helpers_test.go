@@ -5,9 +5,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"attune/config"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // testEngine builds an engine on a memory store with a scratch pack.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // What a host gets wrong is refused with a code it can act on (invalid),

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"unicode"
 
-	lua "github.com/yuin/gopher-lua"
-	luar "layeh.com/gopher-luar"
+	lua "github.com/attune-dev/attune/internal/lua"
+	luar "github.com/attune-dev/attune/internal/luar"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // HostLibrary exposes a host's Go value to behaviors under a namespace:

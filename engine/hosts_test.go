@@ -12,9 +12,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"attune/config"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 const sharedLedger = `

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"attune/session"
-	"attune/store"
+	"github.com/attune-dev/attune/session"
+	"github.com/attune-dev/attune/store"
 )
 
 // The kill test runs the test binary again as a child process

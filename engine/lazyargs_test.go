@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // A table argument reaches a guard's call.args converted only when the

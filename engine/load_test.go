@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"attune/config"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/store"
 )
 
 // R1.12, R1.11: load errors fail only the instance that loads the program,

@@ -18,11 +18,11 @@ import (
 	"sort"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
-	"attune/session"
-	"attune/store"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/session"
+	"github.com/attune-dev/attune/store"
 )
 
 // Refusers of method calls (R5.3), beside the tool chain's.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // offloadLua: a project owner other programs call through grants.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"attune/session"
+	"github.com/attune-dev/attune/session"
 )
 
 // Host values with no JSON form (R3.10, R5.10). Everything the host hands

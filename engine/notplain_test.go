@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"attune/session"
+	"github.com/attune-dev/attune/session"
 )
 
 // Host values with no JSON form (a NaN, an infinity, a cycle) inside a

@@ -46,10 +46,10 @@ import (
 	"strconv"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
-	"attune/store"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/store"
 )
 
 // Owner scopes (SPEC §0).

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 const benchOwnerLua = `

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // counterLua is a small owner used across the owner tests: a session

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"attune/config"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/store"
 )
 
 // Every path the project prints counts list items from 1: the first

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // The benchmarks of this file measure the paths hosts spend their time on:

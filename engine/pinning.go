@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // Pins across crashes (R2.5, R3.11). attune resolves the new selection and

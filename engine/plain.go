@@ -1,6 +1,6 @@
 package engine
 
-import "attune/luabind"
+import "github.com/attune-dev/attune/luabind"
 
 // CopyPlain returns v as plain data, deep-copied (luabind.CopyPlain: Go
 // numbers become float64, other Go values the plain data of their JSON form).

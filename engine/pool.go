@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // The fields of the records the engine hands to handlers (pooled by

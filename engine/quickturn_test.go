@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"attune/session"
+	"github.com/attune-dev/attune/session"
 )
 
 // R4.2, R3.10: inside a turn a call no guard or hook matches takes the fast

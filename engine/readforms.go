@@ -1,10 +1,10 @@
 package engine
 
 import (
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
-	"attune/scheme"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/scheme"
 )
 
 // fReadForms is (read/forms TEXT): Scheme-style source read as forms, so a

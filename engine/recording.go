@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"attune/pin"
-	"attune/session"
-	"attune/store"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/session"
+	"github.com/attune-dev/attune/store"
 )
 
 // Reading a stored session back, for `attune record` (a scenario made from

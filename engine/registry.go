@@ -6,10 +6,10 @@ import (
 	"strings"
 	"sync/atomic"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
-	"attune/pin"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/pin"
 )
 
 // registry is what one program registered for one instance and

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"attune/pin"
-	"attune/session"
-	"attune/store"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/session"
+	"github.com/attune-dev/attune/store"
 )
 
 // ReplayResult is what a replay emitted: returned, never journaled or placed.

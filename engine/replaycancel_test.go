@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/session"
+	"github.com/attune-dev/attune/session"
 )
 
 // R3.10: a step the host's ctx ended while its script ran replays clean:

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // schema maps a field to a type (SPEC §10): string, number, integer,

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"slices"
 
-	"attune/session"
-	"attune/store"
+	"github.com/attune-dev/attune/session"
+	"github.com/attune-dev/attune/store"
 )
 
 // Sessions brought back from a snapshot. Bringing an instance back reads

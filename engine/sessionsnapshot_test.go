@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"attune/session"
-	"attune/store"
+	"github.com/attune-dev/attune/session"
+	"github.com/attune-dev/attune/store"
 )
 
 // readCounter counts the journal entries a store returns.

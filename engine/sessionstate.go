@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
-	"attune/session"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/session"
 )
 
 // sessionState is an instance's view of its session: the journal, the

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"attune/pin"
+	"github.com/attune-dev/attune/pin"
 )
 
 // regSet is the registries of one pin for one instance, in pin order, with

@@ -7,7 +7,7 @@ import (
 	"context"
 	"errors"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // Kinds of child (R3.12).

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // racingStore lets another writer get to an owner's log first: before each

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // countingStore counts the writes that reach a store.

@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
-	"attune/session"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/session"
 )
 
 // Outcome statuses and refusers (SPEC R4.11).

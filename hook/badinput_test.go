@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/config"
+	"github.com/attune-dev/attune/config"
 )
 
 func mustConfig(t *testing.T, path string) *config.Config {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/internal/peertest"
+	"github.com/attune-dev/attune/internal/peertest"
 )
 
 // claudeBin returns the real Claude Code CLI of testdata/peers, or fails.

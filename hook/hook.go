@@ -17,9 +17,9 @@ import (
 	"sync"
 	"time"
 
-	"attune/config"
-	"attune/engine"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/store"
 )
 
 // DefaultTimeout bounds one event: waiting for the session's lock

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"attune/config"
+	"github.com/attune-dev/attune/config"
 )
 
 // lockDir is where the per-session lock files of a store live: beside an

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"attune/internal/peertest"
-	"attune/session"
+	"github.com/attune-dev/attune/internal/peertest"
+	"github.com/attune-dev/attune/session"
 )
 
 // attuneBin is the attune binary the process tests exec, built once.

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 
-	"attune/behaviors"
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
+	"github.com/attune-dev/attune/behaviors"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
 )
 
 // The quick answer. Most tool events of a session meet nothing: no guard,

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"attune/config"
-	"attune/session"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/session"
 )
 
 const quickProg = `

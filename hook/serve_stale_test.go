@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"attune/session"
+	"github.com/attune-dev/attune/session"
 )
 
 // postEvent sends one event to `attune hook serve` and decodes the answer.

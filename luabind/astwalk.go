@@ -1,6 +1,6 @@
 package luabind
 
-import "github.com/yuin/gopher-lua/ast"
+import "github.com/attune-dev/attune/internal/lua/ast"
 
 // One walk over gopher-lua's syntax tree, for every pass that reads or
 // rewrites a chunk before it is compiled: the nesting limit (limits.go),

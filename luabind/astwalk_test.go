@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yuin/gopher-lua/ast"
-	"github.com/yuin/gopher-lua/parse"
+	"github.com/attune-dev/attune/internal/lua/ast"
+	"github.com/attune-dev/attune/internal/lua/parse"
 )
 
 // kindVisitor records the kinds of node the walk enters and the depth of

@@ -3,7 +3,7 @@ package luabind
 import (
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // Bounded built-ins. A single built-in call cannot be interrupted by the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // ScriptError is a failure raised by script (or by an engine function on

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
+	lua "github.com/attune-dev/attune/internal/lua"
+	"github.com/attune-dev/attune/internal/lua/parse"
 )
 
 // SyntaxError is a compile failure with its position in the source.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // maxDepth bounds nesting in plain data (and catches cycles).

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // A converted map's keys are set in sorted order (pairs visits them so,

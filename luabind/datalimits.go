@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // Data limits. A Lua table may be reached many times from one value

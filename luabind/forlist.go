@@ -1,7 +1,7 @@
 package luabind
 
 import (
-	"github.com/yuin/gopher-lua/ast"
+	"github.com/attune-dev/attune/internal/lua/ast"
 )
 
 // A miscompile in gopher-lua v1.1.2, and its work-around.

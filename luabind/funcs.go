@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // Func is one script-visible engine function, declared as data. Every

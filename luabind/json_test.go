@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // jsonDepth is how deep a document's arrays and objects nest (strings

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/ast"
+	lua "github.com/attune-dev/attune/internal/lua"
+	"github.com/attune-dev/attune/internal/lua/ast"
 )
 
 // Compile limits. gopher-lua's parser keeps its own stack, but its compiler

@@ -2,7 +2,7 @@ package luabind
 
 import (
 	"errors"
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 	"strings"
 	"testing"
 	"time"

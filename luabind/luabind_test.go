@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 func run(t *testing.T, s *State, a Ambient, src string) error {

@@ -3,7 +3,7 @@ package luabind
 import (
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // Lua pattern matching under the time budget. gopher-lua's matcher cannot

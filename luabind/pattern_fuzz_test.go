@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // FuzzPatterns: the budget-aware matcher never fails with a Go runtime

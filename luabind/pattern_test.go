@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // The budget-aware matcher agrees with gopher-lua's on ordinary patterns.

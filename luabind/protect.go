@@ -3,7 +3,7 @@ package luabind
 import (
 	"errors"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // Protected calls.
@@ -14,7 +14,7 @@ import (
 // of the caller and the closures sharing it went separate ways (the
 // closure kept the old value); the same for a nested callback of one state
 // (a guard's invoke reaching the next guard of the same program) that
-// failed. The module is replaced by third_party/gopher-lua, whose PCall
+// failed. attune's copy of gopher-lua (internal/lua), whose PCall
 // closes only the upvalues above the unwound call's base, as Lua's
 // luaD_pcall does, so pcall, xpcall and nested callbacks run on the
 // state's own stack. The sandbox's pcall and xpcall add a bound on how

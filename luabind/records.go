@@ -1,7 +1,7 @@
 package luabind
 
 import (
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // RecordPool recycles the string-keyed tables (records) a registry hands

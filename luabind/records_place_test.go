@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // SetFieldAt writes a record's field by its place without comparing keys:

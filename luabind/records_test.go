@@ -3,7 +3,7 @@ package luabind
 import (
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // The pool learns whether a handler added keys to a record from

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/yuin/gopher-lua/ast"
-	"github.com/yuin/gopher-lua/parse"
+	"github.com/attune-dev/attune/internal/lua/ast"
+	"github.com/attune-dev/attune/internal/lua/parse"
 )
 
 // gopher-lua v1.1.2 compiles some assignments wrongly:

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
+	lua "github.com/attune-dev/attune/internal/lua"
+	"github.com/attune-dev/attune/internal/lua/parse"
 )
 
 // runRaw runs src compiled by gopher-lua as it is (no rewrite) and returns

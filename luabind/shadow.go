@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/yuin/gopher-lua/ast"
-	"github.com/yuin/gopher-lua/parse"
+	"github.com/attune-dev/attune/internal/lua/ast"
+	"github.com/attune-dev/attune/internal/lua/parse"
 )
 
 // ShadowedCall finds handlers whose parameter named `call` hides the

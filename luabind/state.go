@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // Ambient says what a piece of script may call right now.

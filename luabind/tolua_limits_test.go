@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // sharedGo is 2^n leaves in n Go maps: each level holds the one below

@@ -4,7 +4,7 @@ import (
 	"math"
 	"unicode/utf8"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // Unchanged reports whether FromLua(v) would succeed and give back plain

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // Plain data converted to Lua and left alone is unchanged; every edit a

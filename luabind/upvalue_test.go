@@ -3,7 +3,7 @@ package luabind
 import (
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // gopher-lua #448: an error caught by pcall closed the upvalues of every

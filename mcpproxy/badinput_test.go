@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/internal/peertest"
+	"github.com/attune-dev/attune/internal/peertest"
 )
 
 // rawCall sends a tools/call and returns its answer, skipping notifications.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"attune/config"
-	"attune/mcpproxy"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/mcpproxy"
 )
 
 // BenchmarkToolCallInProcess runs the proxy in the test's process (the

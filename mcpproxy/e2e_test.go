@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/internal/peertest"
+	"github.com/attune-dev/attune/internal/peertest"
 )
 
 // peers returns the folder holding node_modules with the MCP SDK and the

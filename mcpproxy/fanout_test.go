@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/internal/peertest"
+	"github.com/attune-dev/attune/internal/peertest"
 )
 
 // fixtureServer is testdata/upstream.mjs NAME: a server on the SDK's

@@ -12,9 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"attune/config"
-	"attune/mcpproxy"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/mcpproxy"
+	"github.com/attune-dev/attune/store"
 )
 
 // journalAppends counts the appends to journal logs that reach the store.

@@ -11,10 +11,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"attune/config"
-	"attune/engine"
-	"attune/mcpproxy"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/mcpproxy"
+	"github.com/attune-dev/attune/store"
 )
 
 // A connection's calls are journaled in its instance's session: after the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"attune/engine"
+	"github.com/attune-dev/attune/engine"
 )
 
 // ToolPath is the tool chain path of an upstream's tool.

@@ -21,7 +21,7 @@ import (
 	"sort"
 	"strings"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // Program is one selected program in a pin.

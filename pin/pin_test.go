@@ -7,7 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // R2.2: a new selection hashes and stores each source; pin order is the

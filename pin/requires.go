@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/yuin/gopher-lua/ast"
-	"github.com/yuin/gopher-lua/parse"
+	"github.com/attune-dev/attune/internal/lua/ast"
+	"github.com/attune-dev/attune/internal/lua/parse"
 
-	"attune/scheme"
+	"github.com/attune-dev/attune/scheme"
 )
 
 // A pack command belongs to the programs it requires: a command file that

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 
-	"attune/engine"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // Coverage counts, across the scenarios of a run, which registrations of

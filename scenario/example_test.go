@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"attune/scenario"
+	"github.com/attune-dev/attune/scenario"
 )
 
 // A scenario drives the engine as a host would and checks each step.

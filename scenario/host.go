@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"attune/engine"
-	"attune/luabind"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // fakeHost is the host a scenario declares: its reads, its tools' cores and

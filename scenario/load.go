@@ -17,8 +17,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"attune/config"
-	"attune/internal/tomlx"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/internal/tomlx"
 )
 
 // ruleID is the form of a spec rule id.

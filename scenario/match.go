@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // Match reports whether got matches want (SCENARIOS.md, result): a map

@@ -3,8 +3,8 @@ package scenario
 import (
 	"context"
 
-	"attune/engine"
-	"attune/luabind"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // method runs call/method on behalf of the host (not subject to grants).

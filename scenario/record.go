@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"attune/config"
-	"attune/engine"
-	"attune/luabind"
-	"attune/pin"
-	"attune/session"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/session"
 )
 
 // Recording a session: Record turns a stored session (engine.LoadSession)

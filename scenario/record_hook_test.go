@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"attune/config"
-	"attune/engine"
-	"attune/hook"
-	"attune/scenario"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/scenario"
 )
 
 const bashGuard = `

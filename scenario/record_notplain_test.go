@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"attune/config"
-	"attune/engine"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
 )
 
 // R3.10: a session in which a Go host handed values with no JSON form (a

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
-	"attune/scenario"
-	"attune/server"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/scenario"
+	"github.com/attune-dev/attune/server"
+	"github.com/attune-dev/attune/store"
 )
 
 // rpcClient is a host in another language: it sends requests one at a

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"attune/config"
-	"attune/engine"
-	"attune/session"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/session"
+	"github.com/attune-dev/attune/store"
 )
 
 // careful refuses absolute paths, marks the rest, notes each round end;

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"attune/engine"
-	"attune/luabind"
-	"attune/pin"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/pin"
 )
 
 // ScratchPack is the name of the pack a scenario's [programs] are written

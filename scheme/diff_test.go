@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // gen builds random expressions from the special forms. Each (note X)

@@ -3,7 +3,7 @@ package scheme_test
 import (
 	"fmt"
 
-	"attune/scheme"
+	"github.com/attune-dev/attune/scheme"
 )
 
 func ExampleLower() {

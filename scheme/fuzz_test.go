@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // seedFuzz adds every .scm file of the test data as a seed.

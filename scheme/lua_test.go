@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // newLuaState opens a state the way the engine does: no libraries but base,

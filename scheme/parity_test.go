@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // registerForms are the register forms of SPEC section 10, by the global

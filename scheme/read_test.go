@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 
-	"attune/luabind"
+	"github.com/attune-dev/attune/luabind"
 )
 
 // TestReadPositions checks that every form carries its file, line and column.

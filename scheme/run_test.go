@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // TestRun lowers small programs, runs them in gopher-lua and checks what they

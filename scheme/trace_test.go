@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/attune-dev/attune/internal/lua"
 )
 
 // TestTraceLines runs tests/scheme/trace/handlers.scm: every tool handler in

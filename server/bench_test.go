@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 	"testing/fstest"
 )
 

@@ -12,10 +12,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // A client whose first message is framed by a Content-Length header (a

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"attune/config"
-	"attune/engine"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/store"
 )
 
 // FuzzServe feeds the message reader anything, with the engine behind it:

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/internal/peertest"
+	"github.com/attune-dev/attune/internal/peertest"
 )
 
 // attune is cmd/attune, built once for the tests that run it as a process.

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"attune/engine"
+	"github.com/attune-dev/attune/engine"
 )
 
 // request is one request (or notification) on its way.

@@ -31,7 +31,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"attune/engine"
+	"github.com/attune-dev/attune/engine"
 )
 
 // ProtocolVersion is the version of the protocol this server speaks.

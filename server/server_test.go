@@ -13,10 +13,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // peer is a host in another language, speaking JSON-RPC over two pipes:

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // flakyStore fails appends while failing is set.

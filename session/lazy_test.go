@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // lazyStore is a memory store that says which appends were lazy and how

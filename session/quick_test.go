@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 func randPlain(rng *rand.Rand, depth int) any {

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // Entry types of the journal.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // R1.10: the session store keeps the journal and merges notes; it never
@@ -30,7 +30,7 @@ func TestSessionNeverLoadsPrograms(t *testing.T) {
 		}
 		for _, imp := range parsed.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
-			for _, banned := range []string{"attune/engine", "attune/luabind", "attune/scheme", "attune/pin", "github.com/yuin/gopher-lua"} {
+			for _, banned := range []string{"github.com/attune-dev/attune/engine", "github.com/attune-dev/attune/luabind", "github.com/attune-dev/attune/scheme", "github.com/attune-dev/attune/pin", "github.com/attune-dev/attune/internal/lua"} {
 				if path == banned {
 					t.Errorf("%s imports %s: the session store must not load programs or dispatch boundaries", f, path)
 				}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // ReadFrom flushes, then returns the entries after seq after (the first

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // An action as an owner log holds one: a small JSON object.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // An owner's command appends its actions at the revision its handler

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // A zero-length file attune did not create is refused, and left as it was.

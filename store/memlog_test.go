@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // The Memory store's chunked logs: appends of every size (empty, small,

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // The SQLite crash tests below (Unix only: they kill with SIGKILL and read

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // A file that is not an attune store is refused with a clear error and

@@ -16,8 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"attune/store"
-	"attune/store/storetest"
+	"github.com/attune-dev/attune/store"
+	"github.com/attune-dev/attune/store/storetest"
 )
 
 // R5.10: one conformance suite, every store.

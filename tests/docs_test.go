@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"attune/config"
-	"attune/hook"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/hook"
 )
 
 // The project's documentation stands alone: a clone has nothing beside the

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"attune/config"
-	"attune/engine"
-	"attune/hook"
-	"attune/scenario"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/scenario"
+	"github.com/attune-dev/attune/store"
 )
 
 // The README's scenario and its first behavior are the ones a QA engineer

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"attune/scenario"
+	"github.com/attune-dev/attune/scenario"
 )
 
 func TestScenarios(t *testing.T) {

@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 
-	"attune/behaviors"
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/behaviors"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // checkCmd checks a configuration and its programs (SPEC R8.2, R9.2): the

@@ -6,10 +6,10 @@ import (
 	"io/fs"
 	"strings"
 
-	"attune/config"
-	"attune/luabind"
-	"attune/pin"
-	"attune/scheme"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/scheme"
 )
 
 // warnShadowedCall prints a warning for every handler of a selected program

@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"os"
 
-	"attune/config"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/store"
 )
 
 // storeFlag takes --store out of args.

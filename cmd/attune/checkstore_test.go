@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // attune check --store runs SQLite's integrity check; a pack file nested

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"attune/config"
-	"attune/hook"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/hook"
 )
 
 const hookUsage = `usage:

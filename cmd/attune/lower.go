@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"attune/scheme"
+	"github.com/attune-dev/attune/scheme"
 )
 
 // lowerCmd prints the Lua a Scheme-style program lowers to (SPEC R7.5).

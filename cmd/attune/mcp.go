@@ -12,8 +12,8 @@ import (
 	"strings"
 	"syscall"
 
-	"attune/config"
-	"attune/mcpproxy"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/mcpproxy"
 )
 
 const mcpUsage = `usage: attune mcp [--config FILE] [--bot NAME] [--name NAME] [--upstream NAME=CMD ...] [-- UPSTREAM_COMMAND [ARGS...]]

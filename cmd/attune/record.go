@@ -9,9 +9,9 @@ import (
 	"os/signal"
 	"strings"
 
-	"attune/config"
-	"attune/engine"
-	"attune/scenario"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/scenario"
 )
 
 // recordCmd turns a stored session into a scenario file that replays it

@@ -5,10 +5,10 @@ import (
 	"path"
 	"strings"
 
-	"attune/config"
-	"attune/luabind"
-	"attune/pin"
-	"attune/scheme"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/scheme"
 )
 
 // rewriteNotes lists, for every program a bot selects and every command

@@ -14,10 +14,10 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // demoScript is the scripted model `attune run` drives the engine with

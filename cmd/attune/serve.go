@@ -10,9 +10,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"attune/config"
-	"attune/engine"
-	"attune/server"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/server"
 )
 
 // serveCmd runs the engine as a JSON-RPC 2.0 service over stdio (SPEC R9.2,

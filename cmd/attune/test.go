@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"attune/scenario"
+	"github.com/attune-dev/attune/scenario"
 )
 
 // testCmd runs scenario files (SPEC R9.3): one line per scenario as it

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"attune/scenario"
+	"github.com/attune-dev/attune/scenario"
 )
 
 // suite writes three scenarios: a and c pass, b fails at step 2.

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"attune/store"
+	"github.com/attune-dev/attune/store"
 )
 
 // Run runs the conformance suite, one subtest per part of the contract.

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"attune/config"
-	"attune/engine"
-	"attune/luabind"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // bigList is plain Go data over the data limit of values (a list one

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"attune/config"
-	"attune/engine"
-	"attune/pin"
-	"attune/store"
+	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // R1.11: a self-referencing map an embedding host hands the engine (a

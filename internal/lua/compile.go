@@ -5,7 +5,7 @@ import (
 	"math"
 	"reflect"
 
-	"github.com/yuin/gopher-lua/ast"
+	"github.com/attune-dev/attune/internal/lua/ast"
 )
 
 /* internal constants & structs  {{{ */
