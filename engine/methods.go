@@ -84,6 +84,9 @@ type methodCall struct {
 	// host built): it is refused, and journaled without its input, which
 	// the journal could not write either
 	unstorable bool
+	// log is the owner's log once the owner resolved: an outcome that
+	// carries no revision reports the owner's revision after the call
+	log string
 }
 
 // Method runs one method call for the host (R5.2). When a turn is open the
@@ -205,6 +208,13 @@ func failed(msg string) MethodOutcome {
 func (mc *methodCall) run() MethodOutcome {
 	out := mc.admitAndRun()
 	out.CallID = mc.c.CallID
+	if out.Revision == 0 && out.Status != StatusOK && mc.log != "" {
+		// refused before the fold (grant, ABI, schema, a reused call id):
+		// the owner's revision after the call is still its revision
+		if n, err := mc.i.e.st.Length(mc.ctx, mc.log); err == nil {
+			out.Revision = n
+		}
+	}
 	return out
 }
 
@@ -271,6 +281,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	if err != nil {
 		return failed(err.Error())
 	}
+	mc.log = o.log
 	if mc.caller != nil && !set.granted(mc.caller, o, m) { // R5.2
 		return refused(ByGrant, fmt.Sprintf("bot %s (program %s) has no grant %s", i.rec.Bot, mc.caller.program, grantNeeded(o, m)))
 	}

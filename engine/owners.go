@@ -144,6 +144,7 @@ func fDefineReducer(s *luabind.State) int {
 	if d.revision < 1 {
 		s.L.RaiseError("%s: option revision: want a whole number >= 1, got %d", form, d.revision)
 	}
+	d.init = map[string]any{} // no :init: an empty map, as docs/forms.md says
 	if iv := opt(o, "init"); iv != lua.LNil {
 		init, err := s.FromLua(iv)
 		if err != nil {

@@ -244,9 +244,12 @@ func (e *Engine) SharedOwnerEntries(ctx context.Context, addr string, n int64) (
 	return out, nil
 }
 
-// SeedOwner appends entries (as SharedOwnerEntries returns them) to a
-// project or global owner's log: a recorded scenario puts back what its
-// session found in place.
+// SeedOwner appends entries to a project or global owner's log: a
+// recorded scenario puts back what its session found in place. An entry is
+// either a log entry as SharedOwnerEntries returns it ({rev, action}) or a
+// bare action (a map with a string "type" and no "action"), which is
+// recorded as proposed by reducer revision 1. Anything else is refused
+// with the entry's number, before anything is appended.
 func (e *Engine) SeedOwner(ctx context.Context, addr string, entries []any) error {
 	log, err := e.sharedLog(addr)
 	if err != nil {
@@ -254,8 +257,12 @@ func (e *Engine) SeedOwner(ctx context.Context, addr string, entries []any) erro
 	}
 	data := make([][]byte, len(entries))
 	for k, en := range entries {
-		if data[k], err = json.Marshal(en); err != nil {
-			return fmt.Errorf("owner %s entry %d: %w", addr, k+1, err)
+		en, err := seedEntry(en)
+		if err == nil {
+			data[k], err = json.Marshal(en)
+		}
+		if err != nil {
+			return &Error{Code: CodeInvalid, Message: fmt.Sprintf("owner %s entry %d: %v", addr, k+1, err)}
 		}
 	}
 	if len(data) == 0 {
@@ -266,6 +273,28 @@ func (e *Engine) SeedOwner(ctx context.Context, addr string, entries []any) erro
 	}
 	e.owners.invalidate(log)
 	return nil
+}
+
+// seedEntry is en as a stored log entry: {rev, action} as it is, a bare
+// action wrapped at revision 1.
+func seedEntry(en any) (any, error) {
+	m, ok := en.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want an action (a table with a string type) or a log entry {rev = N, action = {...}}, got %T", en)
+	}
+	if _, ok := m["action"]; ok {
+		if rev, ok := m["rev"].(int64); ok && rev >= 1 {
+			return en, nil
+		}
+		if rev, ok := m["rev"].(float64); ok && rev >= 1 && rev == float64(int64(rev)) {
+			return en, nil
+		}
+		return nil, errors.New("a log entry needs rev, an integer of at least 1, beside its action")
+	}
+	if t, ok := m["type"].(string); !ok || t == "" {
+		return nil, errors.New("an action needs type, a string")
+	}
+	return map[string]any{"rev": 1, "action": m}, nil
 }
 
 func (e *Engine) sharedLog(addr string) (string, error) {
