@@ -1,4 +1,4 @@
-; branch — announces the version-control branch as ambient context (SPEC R3.9).
+; branch — announces the version-control branch as ambient context (R3.9).
 ;
 ; At turn start it reads (admit/read "vcs/branch"). When the value differs
 ; from the last one it announced in this session (none counts as different)

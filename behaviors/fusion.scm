@@ -1,5 +1,5 @@
 ; fusion — walks a plan one step per round, recalling what offload memory
-; knows about each step (SPEC R6.10).
+; knows about each step (R6.10).
 ;
 ; Owner fusion (session): the plan dies with the session and is rolled back
 ; with it; the offload memory it reads is a project owner and survives both.

@@ -1,5 +1,5 @@
 ; goal — keeps the agent looping toward a goal for a bounded number of rounds
-; (SPEC R6.9).
+; (R6.9).
 ;
 ; Owner goal (session): dies with the session and is rolled back with it; a
 ; child has its own session, so it never inherits its parent's goal.

@@ -1,4 +1,4 @@
-; offload — memory that outlives a session, with citations (SPEC R6.6-R6.8).
+; offload — memory that outlives a session, with citations (R6.6-R6.8).
 ;
 ; One file, two owners: offload@project (the default address, offload) and
 ; offload@global, each its own log folded by the same reducer. A session

@@ -1,4 +1,4 @@
-; tasks — a notebook of tasks, each with a validation program (SPEC R6.1-R6.5).
+; tasks — a notebook of tasks, each with a validation program (R6.1-R6.5).
 ;
 ; Owner tasks (session) and owner tasks@project: one reducer, two scopes,
 ; each its own log. Session methods are declared on tasks@session, project

@@ -1,5 +1,5 @@
 // Package config reads the host configuration of attune: one TOML file
-// (by default attune.toml, SPEC R8.1) or the same schema held inline in a
+// (by default attune.toml, R8.1) or the same schema held inline in a
 // scenario file's [config] table.
 //
 // The concepts:

@@ -120,7 +120,7 @@ func boundaryTable(r *registry, rec map[string]any) *lua.LTable {
 	return t
 }
 
-// boundaryFields are the fields of a boundary record (SPEC §10), in sorted
+// boundaryFields are the fields of a boundary record (docs/forms.md, Records), in sorted
 // order: a record iterates under pairs() in the order it was primed.
 var boundaryFields = []string{"activated", "bot", "context_fresh", "host_continue", "input",
 	"instance", "kind", "output", "phase", "round", "session", "turn"}
@@ -147,7 +147,7 @@ func boxedWord(s string) lua.LValue {
 	return lua.LString(s)
 }
 
-// boundaryRecord builds the boundary record of SPEC §10 as plain data.
+// boundaryRecord builds the boundary record (docs/forms.md) as plain data.
 func (s *sessionState) boundaryRecord(kind, phase string) map[string]any {
 	i := s.i
 	m := map[string]any{

@@ -1,6 +1,6 @@
 // Package engine is the facade hosts import: an Engine built from a
 // configuration, instances, turns and rounds, tool calls, method calls,
-// spawn, re-attunement, replay and hydration (SPEC R9.1).
+// spawn, re-attunement, replay and hydration (R9.1).
 //
 // Concepts:
 //
@@ -37,7 +37,7 @@
 // Names of what is kept or handed over: a journal entry (session.Entry,
 // sessionState.journal) is one step of a session's journal; the boundary
 // record, call record, outcome record and failure record are the tables
-// handlers receive (SPEC §10 Records; boundaryRecord, chain.callRecord,
+// handlers receive (docs/forms.md, Records; boundaryRecord, chain.callRecord,
 // outcomeRecord, failureTable); a method's call record (store.CallRecord)
 // is what a query or command left under its call id; the instance record
 // (instanceRecord) is what the store keeps of an instance; a Recording is

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// SPEC §10 Records: empty lists in records are shared between calls, yet
+// Records (docs/forms.md): empty lists in records are shared between calls, yet
 // each handler sees its own: a guard that fills call.marks, or a hook that
 // fills outcome.diagnostics or sets a metatable on it, leaves the next
 // call's lists empty and marked as lists.

@@ -13,7 +13,7 @@ import (
 )
 
 // forms is every script-visible engine function, declared once as data
-// (SPEC §10). Ambients are enforced by luabind's choke point.
+// (docs/forms.md). Ambients are enforced by luabind's choke point.
 var forms = []*luabind.Func{
 	// register forms (R1.1)
 	{Name: "define/tool", Ambients: luabind.Register, Register: true, Fn: fDefineTool},

@@ -19,7 +19,7 @@ import (
 	"github.com/attune-dev/attune/store"
 )
 
-// Instance kinds (SPEC §0).
+// Instance kinds (docs/rules.md, Words).
 const (
 	KindForeground = "foreground"
 	KindBot        = "bot"

@@ -15,7 +15,7 @@ func putString(m map[string]any, k, v string) {
 }
 
 // Record is the outcome as plain data, the shape a handler sees it in
-// (SPEC §10 Records; the pooled Lua record is checked against it):
+// (docs/forms.md, Records; the pooled Lua record is checked against it):
 // {status, result?, diagnostics (ok only, [] when none), reason?,
 // refused_by?, error?}. Fields that do not apply are absent (R4.11).
 func (o Outcome) Record() map[string]any {

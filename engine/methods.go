@@ -1,6 +1,6 @@
 package engine
 
-// Methods (SPEC R5.2-R5.8): call/method from script and Instance.Method
+// Methods (R5.2-R5.8): call/method from script and Instance.Method
 // from the host run the same admission: resolve the owner in the caller's
 // pin, check the grant, check the ABI, validate the input, run the handler
 // on the fold of the revision it observed, validate the output. A query
@@ -139,7 +139,7 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 
 // fCallMethod is call/method OWNER METHOD INPUT from script: the result, or
 // a throw whose text starts with the refusal's or failure's code right
-// after the position prefix (SPEC §10).
+// after the position prefix (docs/forms.md, call/method).
 func fCallMethod(s *luabind.State) int {
 	r := regOf(s)
 	fr := r.top()

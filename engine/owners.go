@@ -1,6 +1,6 @@
 package engine
 
-// Owners (SPEC §5): a named, versioned state, folded by a reducer over an
+// Owners (R5.1-R5.10): a named, versioned state, folded by a reducer over an
 // append-only log of actions.
 //
 // Addresses. An owner is NAME (the reducer's first scope) or NAME@SCOPE.
@@ -52,7 +52,7 @@ import (
 	"github.com/attune-dev/attune/store"
 )
 
-// Owner scopes (SPEC §0).
+// Owner scopes (docs/rules.md, Words).
 const (
 	ScopeSession = "session"
 	ScopeProject = "project"

@@ -432,7 +432,7 @@ define.method("own", "get", function(ctx, s) return s end)`
 }
 
 // Schemas name the path of a violation, nested lists and maps included
-// (SPEC §10); input and output violations are refused with refused_by =
+// (docs/forms.md); input and output violations are refused with refused_by =
 // schema (R5.3).
 func TestMethodSchemas(t *testing.T) {
 	e := testEngine(t, "[bots.main]\nbehaviors = [\"p\"]\n", map[string]string{"p.lua": `

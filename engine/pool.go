@@ -34,7 +34,7 @@ const (
 	outStatus
 )
 
-// callRecord fills a pooled call record for a guard or hook (SPEC §10
+// callRecord fills a pooled call record for a guard or hook (docs/forms.md,
 // Records); args nil leaves call.args absent (a hidden refusal).
 func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	st := r.st

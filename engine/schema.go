@@ -12,7 +12,7 @@ import (
 	"github.com/attune-dev/attune/luabind"
 )
 
-// schema maps a field to a type (SPEC §10): string, number, integer,
+// schema maps a field to a type (docs/forms.md, Schemas): string, number, integer,
 // boolean, list, map, any; a trailing "?" makes the field optional. Listed
 // fields are required, others are allowed. A nil schema accepts anything.
 //

@@ -14,7 +14,7 @@ import (
 	"github.com/attune-dev/attune/session"
 )
 
-// Outcome statuses and refusers (SPEC R4.11).
+// Outcome statuses and refusers (R4.11).
 const (
 	StatusOK      = "ok"
 	StatusRefused = "refused"
@@ -125,7 +125,7 @@ func (s *regSet) toolTable() *toolTable {
 	return t
 }
 
-// Tool runs one call through the tool chain (SPEC §4).
+// Tool runs one call through the tool chain (R4.1-R4.11).
 func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 	if err := ctx.Err(); err != nil { // a call the host gave up on never runs
 		ce := cancelled(err)
@@ -740,7 +740,7 @@ func (c *chain) postFail(out Outcome) Outcome {
 	return out
 }
 
-// failureTable is the failure record a :post-fail handler gets (SPEC §10):
+// failureTable is the failure record a :post-fail handler gets (docs/forms.md):
 // reason, by (the refused_by words; "error" when a step threw), hidden,
 // error; fields that do not apply are absent.
 func failureTable(st *luabind.State, out Outcome, hidden bool) *lua.LTable {
@@ -838,7 +838,7 @@ func syncMarks(s *luabind.State, c *chain) {
 	}
 }
 
-// fCallTool is call/tool PATH ARGS from script: never throws (SPEC §10).
+// fCallTool is call/tool PATH ARGS from script: never throws (docs/forms.md).
 func fCallTool(s *luabind.State) int {
 	r := regOf(s)
 	fr := r.top()

@@ -6,7 +6,7 @@
 //
 // Concepts:
 //
-//   - State: one Lua interpreter with the sandbox of SPEC R1.11 (base,
+//   - State: one Lua interpreter with the sandbox of R1.11 (base,
 //     string, table and math; dofile, loadfile, binary chunks,
 //     collectgarbage, module, getfenv, setfenv, newproxy, _printregs and
 //     string.dump removed; print routed to the host's logger; math.random

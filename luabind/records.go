@@ -48,7 +48,7 @@ func (p *RecordPool) Put(t *lua.LTable) {
 }
 
 // SetField sets a record field. A record is a small table (a few string
-// keys, no map: see third_party/gopher-lua), where a write costs what a
+// keys, no map: see internal/lua), where a write costs what a
 // read does, so a field is written without reading it first.
 func SetField(t *lua.LTable, key string, v lua.LValue) {
 	t.RawSetString(key, v)

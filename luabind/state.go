@@ -88,7 +88,7 @@ type State struct {
 }
 
 // maxRep bounds string.rep's result: a single built-in call cannot be
-// interrupted by the budget, so its input must be bounded (PERFORMANCE.md).
+// interrupted by the budget, so its input must be bounded (docs/limits.md).
 const maxRep = 16 << 20
 
 // libs is the library set every state shares, built once and never
@@ -197,7 +197,7 @@ func buildLibs() *libs {
 	return out
 }
 
-// NewState builds a sandboxed state per SPEC R1.11: base, string, table
+// NewState builds a sandboxed state per R1.11: base, string, table
 // and math (shared, read through per-state proxies), with dofile,
 // loadfile, binary chunks, collectgarbage, module, getfenv, setfenv,
 // newproxy, _printregs and string.dump removed, Lua's require absent (the

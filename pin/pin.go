@@ -4,7 +4,7 @@
 // files of the packs. Sources and configurations are stored
 // content-addressed in the store; a pin names them by hash only, so an
 // instance that has a pin keeps running exactly those sources whatever
-// happens on disk (SPEC R1.6, R2.1).
+// happens on disk (R1.6, R2.1).
 //
 // Packs are folders of programs searched in order; the first that holds a
 // name wins. Pin values are immutable once built and safe for concurrent

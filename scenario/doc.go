@@ -1,4 +1,4 @@
-// Package scenario reads and runs scenario files (SCENARIOS.md): TOML files
+// Package scenario reads and runs scenario files (docs/scenarios.md): TOML files
 // that drive the engine the way a host would, step by step, against a fake
 // host whose tools, reads and floor they declare, and check what each step
 // returns.

@@ -229,7 +229,7 @@ path = "fs/read"
 	}
 }
 
-// TestLoadSpecExample loads the example of SCENARIOS.md's top level.
+// TestLoadSpecExample loads the example in docs/scenarios.md's top level.
 func TestLoadSpecExample(t *testing.T) {
 	_, err := Parse("x.toml", []byte(`name  = "goal ticks while loops remain"
 rules = ["R6.9", "R3.6"]

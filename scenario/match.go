@@ -10,7 +10,7 @@ import (
 	"github.com/attune-dev/attune/luabind"
 )
 
-// Match reports whether got matches want (SCENARIOS.md, result): a map
+// Match reports whether got matches want (docs/scenarios.md, result): a map
 // matches as a subset (every key it lists is present in got and matches),
 // a list element by element and of the same length, scalars are equal,
 // numbers by value whatever their Go type (TOML 3 matches Lua 3.0), and an

@@ -10,7 +10,7 @@ import (
 	lua "github.com/attune-dev/attune/internal/lua"
 )
 
-// registerForms are the register forms of SPEC section 10, by the global
+// registerForms are the register forms of docs/forms.md, by the global
 // that holds them and the field (or "" for a global function).
 var registerForms = [][2]string{
 	{"define", "tool"}, {"define", "reducer"}, {"define", "method"}, {"define", "command"},
@@ -125,7 +125,7 @@ func record(t *testing.T, file, src string, scheme bool) []string {
 // TestRegisterParity runs each tests/scheme/parity/NAME.scm and NAME.lua with
 // recorders in place of the register forms and checks that both register
 // the same declarations, with the same arguments and options, and handlers
-// that answer alike; every register form of SPEC section 10 must appear.
+// that answer alike; every register form of docs/forms.md must appear.
 // R7.2 R1.1
 func TestRegisterParity(t *testing.T) {
 	seen := map[string]bool{}

@@ -3,7 +3,7 @@
 // consumption), the notebook that numbers, places, consumes and expires
 // notes, and the loop-end merge of host addenda with behavior notes.
 //
-// It never loads programs and never dispatches boundaries (SPEC R1.10):
+// It never loads programs and never dispatches boundaries (R1.10):
 // it imports neither the Lua binding nor the engine. The engine records
 // into it and reads it back for replay and hydration.
 //
@@ -368,7 +368,7 @@ func (j *Journal) Truncate(ctx context.Context, n int) error {
 	return nil
 }
 
-// Note is text a behavior adds to the model's context (SPEC §0, R3.7).
+// Note is text a behavior adds to the model's context (R3.7).
 type Note struct {
 	ID      string `json:"id"`
 	Kind    string `json:"kind"` // "ambient" or "activating"

@@ -1,5 +1,5 @@
 // Package tests runs the project's scenarios: every *.toml below this
-// folder is one subtest (SCENARIOS.md). A scenario with fails_with must fail
+// folder is one subtest (docs/scenarios.md). A scenario with fails_with must fail
 // the way it says (tests/scenario-selftest proves the matcher catches
 // mismatches).
 package tests

@@ -1,4 +1,4 @@
-; /goal TEXT — sets the session's goal (SPEC R6.9), or clears it when TEXT
+; /goal TEXT — sets the session's goal (R6.9), or clears it when TEXT
 ; is blank. Needs the program goal in the pin. A command file has its own,
 ; empty configuration: the number of loops comes from the goal program's
 ; configuration (loops, default 3), which goal's own set method reads.

@@ -1,4 +1,4 @@
-; /plan TEXT — sets the session's plan (SPEC R6.10), or clears it when TEXT
+; /plan TEXT — sets the session's plan (R6.10), or clears it when TEXT
 ; is blank. Steps are the lines of TEXT, or its parts between ';'. Needs the
 ; program fusion in the pin.
 ;

@@ -14,7 +14,7 @@ import (
 	"github.com/attune-dev/attune/store"
 )
 
-// checkCmd checks a configuration and its programs (SPEC R8.2, R9.2): the
+// checkCmd checks a configuration and its programs (R8.2, R9.2): the
 // structure of the file, that every selected program is held by a pack,
 // and that every bot's programs load (syntax, validate/configuration,
 // require, grants). It prints every problem and the shadowing warnings

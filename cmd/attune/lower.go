@@ -7,7 +7,7 @@ import (
 	"github.com/attune-dev/attune/scheme"
 )
 
-// lowerCmd prints the Lua a Scheme-style program lowers to (SPEC R7.5).
+// lowerCmd prints the Lua a Scheme-style program lowers to (R7.5).
 func lowerCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, "usage: attune lower FILE.scm")

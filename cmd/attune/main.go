@@ -1,8 +1,8 @@
 // Command attune is the reference host of the attune behavior engine
-// (SPEC R9.2). Each subcommand lives in its own file:
+// (R9.2). Each subcommand lives in its own file:
 //
 //	attune run    a demo session of the exemplar behaviors
-//	attune test   run scenario files (SCENARIOS.md)
+//	attune test   run scenario files (docs/scenarios.md)
 //	attune record a scenario that replays a stored session
 //	attune check  check a configuration and its programs
 //	attune lower  print the Lua a Scheme-style program lowers to

@@ -68,7 +68,7 @@ type demoMethod struct {
 	CallID        string `toml:"call_id"`
 }
 
-// runCmd runs the demo session (SPEC R9.2): a scripted model drives the
+// runCmd runs the demo session (R9.2): a scripted model drives the
 // engine's own behaviors on the embedded SQLite store, printing each round
 // as a person can follow it, then the owners' final states. A second run
 // continues from the stored pins and state.

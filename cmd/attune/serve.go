@@ -15,7 +15,7 @@ import (
 	"github.com/attune-dev/attune/server"
 )
 
-// serveCmd runs the engine as a JSON-RPC 2.0 service over stdio (SPEC R9.2,
+// serveCmd runs the engine as a JSON-RPC 2.0 service over stdio (R9.2,
 // docs/protocol.md): requests on stdin, answers (and the engine's own
 // requests to the host: host/read, host/floor, host/core) on stdout, one
 // JSON value per line. The end of stdin or SIGTERM cancels the callbacks

@@ -13,7 +13,7 @@ import (
 	"github.com/attune-dev/attune/scenario"
 )
 
-// testCmd runs scenario files (SPEC R9.3): one line per scenario as it
+// testCmd runs scenario files (R9.3): one line per scenario as it
 // finishes, every failure in full, then "N passed, N failed" last. Exit 1
 // when any failed (or coverage is below --cover-min), 2 when a file cannot
 // be read as a scenario or the flags are wrong. docs/testing.md has every

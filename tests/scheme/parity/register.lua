@@ -1,4 +1,4 @@
--- Every register form of the form signatures (SPEC section 10), written in
+-- Every register form of the form signatures (docs/forms.md), written in
 -- Lua. register.scm is the same program in the Scheme-style forms; both must
 -- register the same declarations.
 require("offload")

@@ -1,4 +1,4 @@
-; Every register form of the form signatures (SPEC section 10), written in the
+; Every register form of the form signatures (docs/forms.md), written in the
 ; Scheme-style forms. register.lua is the same program in Lua; both must
 ; register the same declarations.
 (require "offload")
