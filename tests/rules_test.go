@@ -35,6 +35,7 @@ var (
 	goTestGroup = regexp.MustCompile("^((?:`[A-Za-z0-9_]+`(?:, )?)+) \\(([A-Za-z0-9_./-]+_test\\.go)\\)$")
 	scenarioRef = regexp.MustCompile("^`([A-Za-z0-9_./-]+\\.toml)`$")
 	backquoted  = regexp.MustCompile("`([A-Za-z0-9_]+)`")
+	mdLink      = regexp.MustCompile(`\]\(([^)#\s]+)(?:#[^)]*)?\)`)
 	// A path a doc or a comment names: it starts at a top-level entry of the
 	// repository (or one the layout once had) or climbs with ../.
 	pathToken = regexp.MustCompile(`(?:\.\./)*[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?`)
@@ -263,6 +264,17 @@ func checkPaths(fsys fs.FS, files []repoFile) []problem {
 	for _, f := range files {
 		if vendored(f.path) {
 			continue
+		}
+		if strings.HasSuffix(f.path, ".md") {
+			for _, m := range mdLink.FindAllStringSubmatchIndex(f.text, -1) {
+				target := f.text[m[2]:m[3]]
+				if strings.Contains(target, ":") {
+					continue // https://..., mailto:...
+				}
+				if !exists(path.Join(path.Dir(f.path), target)) {
+					out = append(out, problem{fmt.Sprintf("%s:%d", f.path, lineOf(f.text, m[2])), "links to " + target + ", which the repository does not have"})
+				}
+			}
 		}
 		for _, m := range pathToken.FindAllStringIndex(f.prose, -1) {
 			tok := f.prose[m[0]:m[1]]
@@ -570,7 +582,7 @@ func TestRulesDocChecksFail(t *testing.T) {
 			"// Its sources were under third" + "_party/gopher-lua; the rules are in " + outsideCitations[0] + ".\npackage pkg\n")},
 		"pkg/a_test.go":      {Data: []byte("package pkg\n\nimport \"testing\"\n\n// " + id(1, 1) + "\nfunc TestGood(t *testing.T) {}\n\nfunc TestSilent(t *testing.T) {}\n")},
 		"tests/one.toml":     {Data: []byte("name = \"one\"\nrules = [\"" + id(1, 2) + "\"]\n")},
-		"docs/guide.md":      {Data: []byte("Read [the rules](rules.md), ../README.md is above; `fs/read` is a tool, github.com/x/y/z.go a URL.\n")},
+		"docs/guide.md":      {Data: []byte("Read [the rules](rules.md#r11), ../README.md is above; `fs/read` is a tool, github.com/x/y/z.go a URL.\nSee [limits](limits.md) and [the site](https://example.com/a.md).\n")},
 		"testdata/stale.md":  {Data: []byte(id(7, 7) + " " + outsideCitations[1] + "\n")},
 		"pkg/commands/x.scm": {Data: []byte("; see docs/nothing.md\n")},
 		"README.md":          {Data: []byte("attune\n")},
@@ -611,7 +623,8 @@ func TestRulesDocChecksFail(t *testing.T) {
 		"pkg/a.go:1: names pkg/b.go",
 		"pkg/a.go:1: names docs/gone.md",
 		"pkg/a.go:2: names third"+"_party/gopher-lua",
-		"pkg/commands/x.scm:1: names docs/nothing.md")
+		"pkg/commands/x.scm:1: names docs/nothing.md",
+		"docs/guide.md:2: links to limits.md")
 
 	// The generated lines list exactly the tests that cite a rule.
 	got := rewriteTestsLines(rules, ix)
