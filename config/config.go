@@ -127,6 +127,19 @@ func Default(dir string) *Config {
 // Load reads and parses the configuration file at path. Relative paths in
 // it resolve against the file's folder. Errors are an *Error or a *List.
 func Load(path string) (*Config, error) {
+	cfg, err := LoadAll(path)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadAll is Load for a checker that reports every problem at once: when
+// the file parses but its keys or values have problems, it returns what
+// could be decoded beside the errors (the rest at its defaults), so the
+// checks that need the packs can run too. A file that cannot be read or
+// parsed returns no configuration.
+func LoadAll(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read: " + unwrapPath(err).Error(), err: err}
@@ -136,7 +149,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read: " + unwrapPath(err).Error(), err: err}
 	}
-	return Parse(path, data)
+	return parse(path, data, true)
 }
 
 // unwrapPath drops the path from an *os.PathError: the Error names the
@@ -153,6 +166,11 @@ func unwrapPath(err error) error {
 // folder is the folder relative paths resolve against ("" means the working
 // directory). Errors are an *Error (one problem) or a *List (several).
 func Parse(file string, data []byte) (cfg *Config, err error) {
+	return parse(file, data, false)
+}
+
+// parse is Parse; partial keeps what was decoded beside decoding errors.
+func parse(file string, data []byte, partial bool) (cfg *Config, err error) {
 	if err := CheckSource(file, data); err != nil {
 		return nil, err
 	}
@@ -165,7 +183,7 @@ func Parse(file string, data []byte) (cfg *Config, err error) {
 	if file != "" {
 		dir = filepath.Dir(file)
 	}
-	return Decode(file, md, prim, "", dir)
+	return decode(file, md, prim, "", dir, partial)
 }
 
 // SyntaxError turns an error of the TOML parser on data into an *Error with
@@ -218,6 +236,10 @@ func decodeTOML(data []byte, v any) (md toml.MetaData, err error) {
 // reports unknown keys inside it itself). md must not be in use by another
 // goroutine during the call.
 func Decode(file string, md toml.MetaData, prim toml.Primitive, keyPrefix string, dir string) (cfg *Config, err error) {
+	return decode(file, md, prim, keyPrefix, dir, false)
+}
+
+func decode(file string, md toml.MetaData, prim toml.Primitive, keyPrefix string, dir string, partial bool) (cfg *Config, err error) {
 	var root []string
 	if keyPrefix != "" {
 		root = strings.Split(keyPrefix, ".")
@@ -231,6 +253,9 @@ func Decode(file string, md toml.MetaData, prim toml.Primitive, keyPrefix string
 	cfg = d.decode(dir)
 	d.markDecoded()
 	if err := join(d.errs); err != nil {
+		if partial {
+			return cfg, err
+		}
 		return nil, err
 	}
 	return cfg, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/luabind"
 	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/scheme"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -183,6 +184,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 			return nil, err
 		}
 		e.lib = luabind.NewLibrary(append(append(append([]*luabind.Func(nil), forms...), invokeFunc), host...))
+		e.lib.Hints = scheme.FormNames()
 	}
 	e.epoch = time.Now()
 	e.hostWait = o.HostTimeout

@@ -10,6 +10,7 @@ import (
 
 	"github.com/attune-dev/attune/internal/tomlx"
 	"github.com/attune-dev/attune/luabind"
+	"github.com/attune-dev/attune/scheme"
 )
 
 // forms is every script-visible engine function, declared once as data
@@ -63,7 +64,9 @@ var invokeFunc = &luabind.Func{Name: "invoke", Ambients: luabind.Callback, Leave
 // formsLib is the forms and invoke as one library shared by every registry
 // (built once; immutable).
 var formsLib = sync.OnceValue(func() *luabind.Library {
-	return luabind.NewLibrary(append(append([]*luabind.Func(nil), forms...), invokeFunc))
+	lib := luabind.NewLibrary(append(append([]*luabind.Func(nil), forms...), invokeFunc))
+	lib.Hints = scheme.FormNames()
+	return lib
 })
 
 func regOf(s *luabind.State) *registry { return s.Owner.(*registry) }

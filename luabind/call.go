@@ -24,6 +24,10 @@ type ScriptError struct {
 	// Cause is what cancelled it: ErrBudget, ErrMemoryLimit, or a
 	// *CancelError wrapping the host context's error.
 	Cause error
+	// Undefined is set when the script called something that is no
+	// function (a misspelled form, a nil global): what it called and the
+	// nearest defined name.
+	Undefined *UndefinedCall
 }
 
 func (e *ScriptError) Error() string { return e.Msg }
@@ -135,6 +139,9 @@ func (s *State) scriptError(err error, cause error) error {
 		se.Msg = string(v)
 		if api.Type == lua.ApiErrorPanic {
 			se.Msg = panicMessage(se.Msg, api.StackTrace)
+		} else if f := s.L.TakeCallFault(); f != nil && f.Message == se.Msg {
+			se.Undefined = s.undefined(f)
+			se.Msg = se.Undefined.message(f)
 		}
 	case nil:
 		se.Msg = api.Error()

@@ -51,6 +51,10 @@ type Library struct {
 	top    map[string]*lua.LFunction // "notify"
 	spaces map[string]*lua.LTable    // "define" -> {__index = functions, __metatable = false}
 	funcs  map[*Func]*lua.LFunction
+	// Hints are further names a program in the forms may mean when it
+	// calls a name that is not defined (the forms' special forms, in their
+	// own spelling: "put!", "let*"). Set before the library is used.
+	Hints []string
 }
 
 // NewLibrary builds the shared function values of funcs.
@@ -101,6 +105,7 @@ func (lib *Library) Func(f *Func) *lua.LFunction { return lib.funcs[f] }
 
 // Open makes the library's functions callable from the state's script.
 func (s *State) Open(lib *Library) {
+	s.lib = lib
 	g := s.L.G.Global
 	g.Metatable = lib.gmeta
 	for name, m := range lib.spaces {

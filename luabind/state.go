@@ -2,6 +2,7 @@ package luabind
 
 import (
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +86,9 @@ type State struct {
 	tail bool
 	// keys are map keys converted lately, boxed (keyBox)
 	keys [keyBoxes]lua.LValue
+	// lib is the library the state opened (Open), for naming the nearest
+	// function when a call finds none
+	lib *Library
 }
 
 // maxRep bounds string.rep's result: a single built-in call cannot be
@@ -103,6 +107,9 @@ type libs struct {
 	str     *lua.LTable           // string library (dump removed, rep bounded)
 	proxies map[string]*lua.LTable
 	strMeta *lua.LTable // metatable of string values
+	// names are the sandbox's own names ("print", "string.upper"), for
+	// naming the nearest one when a script calls a name that is not defined
+	names []string
 }
 
 var shared = sync.OnceValue(buildLibs)
@@ -188,8 +195,18 @@ func buildLibs() *libs {
 	boundBuiltins(L, out.base, str, g.RawGetString("table").(*lua.LTable)) // builtins.go
 	out.str = str
 	for _, name := range []string{"string", "table", "math"} {
-		out.proxies[name] = copyOnRead(L, g.RawGetString(name).(*lua.LTable))
+		t := g.RawGetString(name).(*lua.LTable)
+		out.proxies[name] = copyOnRead(L, t)
+		t.ForEach(func(k, _ lua.LValue) {
+			if ks, ok := k.(lua.LString); ok {
+				out.names = append(out.names, name+"."+string(ks))
+			}
+		})
 	}
+	for name := range out.base {
+		out.names = append(out.names, name)
+	}
+	sort.Strings(out.names)
 	out.gmeta = globalsMeta(L, out.base, nil)
 	out.strMeta = L.CreateTable(0, 2)
 	out.strMeta.RawSetString("__index", str)

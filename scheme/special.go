@@ -1,6 +1,9 @@
 package scheme
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // A special lowers one special form. It receives the whole form (head
 // included) and follows the contract of compiler.compile.
@@ -747,4 +750,18 @@ func helperForm(c *compiler, f *Form, b *block, d dest) expr {
 		}
 	}
 	return c.deliver(f, b, d, expr{c: cat(at(f, h+"("), join(args, ", "), txt(")")), kind: exCall, prefix: true, noTail: true})
+}
+
+// FormNames are the heads the forms handle themselves (special forms and
+// the helper-backed forms), sorted: the names a program in the forms may
+// have meant when it calls one that is not defined.
+func FormNames() []string {
+	out := make([]string, 0, len(specials))
+	for name := range specials {
+		if name != "else" {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/attune-dev/attune/behaviors"
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/internal/tomlx"
 	"github.com/attune-dev/attune/pin"
 	"github.com/attune-dev/attune/store"
 )
@@ -32,12 +35,18 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 1 {
 		file = args[0]
 	}
-	cfg, err := config.Load(file)
-	if err != nil {
+	cfg, err := config.LoadAll(file)
+	if cfg == nil {
 		printProblems(stdout, err)
 		return 1
 	}
 	var problems []error
+	if err != nil { // keys and values: reported with the packs' problems below
+		for _, e := range config.Errors(err) {
+			problems = append(problems, e)
+		}
+	}
+	structural := len(problems)
 	packs := pin.Packs{}
 	for i, dir := range cfg.Engine.Packs {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -55,8 +64,13 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 			problems = append(problems, e)
 		}
 	}
-	if len(problems) == 0 {
-		problems = append(problems, loadBots(cfg)...)
+	if len(problems) == 0 && structural == 0 {
+		loaded, tools := loadBots(cfg)
+		problems = append(problems, loaded...)
+		if len(loaded) == 0 {
+			problems = append(problems, unknownEffects(cfg, tools)...)
+		}
+		problems = append(problems, undefinedCalls(cfg, packs)...)
 		warnShadowedCall(stdout, cfg, packs)
 		for _, n := range rewriteNotes(cfg, packs) {
 			fmt.Fprintln(stdout, n)
@@ -79,21 +93,77 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 // loadBots starts one instance of every bot on a scratch memory store, so
 // that what only loading finds (a syntax error, a refused configuration, a
 // missing require, a grant that names no method) is reported too.
-func loadBots(cfg *config.Config) []error {
+// It returns the tools each bot's pin defines, too.
+func loadBots(cfg *config.Config) ([]error, []engine.ToolInfo) {
 	ctx := context.Background()
 	eng, err := engine.New(ctx, engine.Options{Config: cfg, Store: store.NewMemory()})
 	if err != nil {
-		return []error{err}
+		return []error{err}, nil
 	}
 	defer eng.Close()
 	var problems []error
+	var tools []engine.ToolInfo
 	for _, name := range cfg.BotOrder {
 		inst, err := eng.Start(ctx, engine.StartOptions{ID: "check/" + name, Bot: name})
 		if err != nil {
 			problems = append(problems, cfg.Errorf("bots."+name, "%v", err))
 			continue
 		}
+		if ts, err := inst.Tools(); err == nil {
+			tools = append(tools, ts...)
+		}
 		inst.Stop()
+	}
+	return problems, tools
+}
+
+// harnessEffects are the effects the agents' built-in tools have under
+// attune hook (each dialect in hook/ gives its tools these: Bash exec, Edit write, Task
+// spawn...) and that ceilings name.
+var harnessEffects = []string{"read", "write", "exec", "network", "spawn"}
+
+// unknownEffects finds ceiling entries that name an effect no tool has: not
+// one of the agents' built-in effects, nor an effect a define/tool of a
+// pin, a [harness.DIALECT.tools] entry or a [harness.mcp.tools] entry
+// declares. Such an entry (exce for exec) allows nothing, and the calls
+// it was meant to allow are refused by the ceiling.
+func unknownEffects(cfg *config.Config, tools []engine.ToolInfo) []error {
+	known := map[string]bool{}
+	for _, e := range harnessEffects {
+		known[e] = true
+	}
+	for _, t := range tools {
+		for _, e := range t.Effects {
+			known[e] = true
+		}
+	}
+	for _, h := range cfg.Hooks {
+		for _, es := range h.Tools {
+			for _, e := range es {
+				known[e] = true
+			}
+		}
+	}
+	for _, t := range cfg.MCP.Tools {
+		for _, e := range t.Effects {
+			known[e] = true
+		}
+	}
+	names := make([]string, 0, len(known))
+	for e := range known {
+		names = append(names, e)
+	}
+	sort.Strings(names)
+	var problems []error
+	for _, bot := range cfg.BotOrder {
+		b := cfg.Bots[bot]
+		for k, e := range b.Ceiling {
+			if known[e] {
+				continue
+			}
+			problems = append(problems, cfg.Errorf(fmt.Sprintf("bots.%s.ceiling[%d]", bot, k+1),
+				"effect %q is not an effect of any tool (known: %s)%s", e, strings.Join(names, ", "), tomlx.Suggest(e, names)))
+		}
 	}
 	return problems
 }

@@ -607,7 +607,7 @@ func init() {
 				callable, meta = L.metaCall(lv)
 			}
 			if callable == nil {
-				L.RaiseError("attempt to call a non-function object")
+				L.callError(lv)
 			}
 			// +inline-call L.closeUpvalues lbase
 			if callable.IsG {

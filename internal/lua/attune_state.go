@@ -1,5 +1,10 @@
 package lua
 
+import (
+	"fmt"
+	"strings"
+)
+
 // attune: what a Go function may ask about how it was called.
 
 // CallStackDepth is the number of frames on the call stack: the frame a
@@ -39,4 +44,55 @@ func (ls *LState) StringValue(s string) LValue {
 		return LString(s)
 	}
 	return ls.alloc.LString2I(s)
+}
+
+// CallFault describes a call that found no function to call: what the
+// source called, as it spells it, and what it found there. The VM records
+// it when it raises "attempt to call ...", so a host can name the mistake
+// (and suggest a name) from fields instead of reading the message.
+type CallFault struct {
+	Callee string // "refuze", "hook.tol", "repo:branch"
+	Kind   string // "global", "local", "upvalue" (of the first name) or "method"
+	Type   string // the type of the value called: "nil", "number", ...
+	// Where is the position of the call ("file.lua:12:"), Source the
+	// chunk's name ("file.lua").
+	Where, Source string
+	// Message is the error raised, position included: the fault belongs to
+	// an error whose value is this string.
+	Message string
+}
+
+// TakeCallFault returns the last call fault this state raised and forgets
+// it; nil when there is none. Match its Message against the error value: a
+// fault a script caught with pcall stays until taken.
+func (ls *LState) TakeCallFault() *CallFault {
+	f := ls.callFault
+	ls.callFault = nil
+	return f
+}
+
+// callError raises the error of calling lv, which is no function, from the
+// running Lua frame's current call: Lua 5.1's wording when the compiler
+// spelled the callee ("attempt to call global 'refuze' (a nil value)"),
+// else gopher-lua's own.
+func (ls *LState) callError(lv LValue) {
+	cf := ls.currentFrame
+	if cf != nil && cf.Fn != nil && !cf.Fn.IsG {
+		pc := cf.Pc - 1
+		for _, c := range cf.Fn.Proto.DbgCalls {
+			if c.Pc != pc || c.Callee == "" {
+				continue
+			}
+			what := c.CalleeKind
+			if c.CalleeKind != "method" && strings.Contains(c.Callee, ".") {
+				what = "field"
+			}
+			msg := fmt.Sprintf("attempt to call %s '%s' (a %s value)", what, c.Callee, lv.Type().String())
+			where := ls.where(0, true)
+			ls.callFault = &CallFault{Callee: c.Callee, Kind: c.CalleeKind, Type: lv.Type().String(),
+				Where: where, Source: cf.Fn.Proto.SourceName, Message: fmt.Sprintf("%v %v", where, msg)}
+			ls.RaiseError("%s", msg)
+		}
+	}
+	ls.RaiseError("attempt to call a non-function object")
 }

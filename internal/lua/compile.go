@@ -1718,7 +1718,8 @@ func compileFuncCallExpr(context *funcContext, reg int, expr *ast.FuncCallExpr, 
 		b = 0
 	}
 	context.Code.AddABC(OP_CALL, funcreg, b, ec.varargopt+2, sline(expr))
-	context.Proto.DbgCalls = append(context.Proto.DbgCalls, DbgCall{Pc: context.Code.LastPC(), Name: name})
+	callee, kind := calleeOf(context, expr)
+	context.Proto.DbgCalls = append(context.Proto.DbgCalls, DbgCall{Pc: context.Code.LastPC(), Name: name, Callee: callee, CalleeKind: kind})
 
 	if ec.varargopt == 0 && shouldmove(ec, funcreg) {
 		context.Code.AddABC(OP_MOVE, ec.reg, funcreg, 0, sline(expr))
@@ -1753,6 +1754,44 @@ func getIdentRefType(context *funcContext, current *funcContext, expr *ast.Ident
 	}
 	return getIdentRefType(context, current.Parent, expr)
 } // }}}
+
+// calleeOf spells the called expression of a call (see DbgCall.Callee).
+func calleeOf(context *funcContext, call *ast.FuncCallExpr) (string, string) {
+	if call.Func == nil {
+		recv, _ := dotted(context, call.Receiver)
+		if recv == "" {
+			return "", ""
+		}
+		return recv + ":" + call.Method, "method"
+	}
+	return dotted(context, call.Func)
+}
+
+// dotted spells a name or a chain of constant string fields, with the kind
+// of its first name.
+func dotted(context *funcContext, expr ast.Expr) (string, string) {
+	switch ex := expr.(type) {
+	case *ast.IdentExpr:
+		switch getIdentRefType(context, context, ex) {
+		case ecLocal:
+			return ex.Value, "local"
+		case ecUpvalue:
+			return ex.Value, "upvalue"
+		}
+		return ex.Value, "global"
+	case *ast.AttrGetExpr:
+		key, ok := ex.Key.(*ast.StringExpr)
+		if !ok {
+			return "", ""
+		}
+		obj, kind := dotted(context, ex.Object)
+		if obj == "" {
+			return "", ""
+		}
+		return obj + "." + key.Value, kind
+	}
+	return "", ""
+}
 
 func getExprName(context *funcContext, expr ast.Expr) string { // {{{
 	switch ex := expr.(type) {

@@ -20,6 +20,13 @@ type DbgLocalInfo struct {
 type DbgCall struct {
 	Name string
 	Pc   int
+	// Callee is the called expression as the source spells it, when it is
+	// a name or a chain of constant fields ("refuze", "hook.tol",
+	// "repo:branch"); empty otherwise. CalleeKind says what the first
+	// name is: "global", "local", "upvalue", or "method" for a:b().
+	// (attune: they name the mistake when a call finds no function.)
+	Callee     string
+	CalleeKind string
 }
 
 type FunctionProto struct {

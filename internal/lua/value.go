@@ -198,6 +198,7 @@ type LState struct {
 	mainLoop     func(*LState, *callFrame)
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
+	callFault    *CallFault // attune: the last call that found no function
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }
