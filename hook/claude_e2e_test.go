@@ -1,10 +1,11 @@
+//go:build e2e
+
 package hook
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,39 +253,6 @@ define.method("calls", "get", function(ctx, state) return state.n end, {kind = "
 	if text := requestText(api.requests()[0]); !strings.Contains(text, "attune counted 5 calls so far") {
 		t.Fatalf("the count is not 5: %s", text)
 	}
-}
-
-// startServe runs `attune hook serve claude` on a free loopback port and
-// returns its address.
-func startServe(t testing.TB, cfg string) string {
-	t.Helper()
-	cmd := exec.Command(attuneBin, "hook", "serve", "claude", "--listen", "127.0.0.1:0", "--config", cfg)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	buf := make([]byte, 4096)
-	var got string
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		n, err := stderr.Read(buf)
-		got += string(buf[:n])
-		if _, rest, ok := strings.Cut(got, "answering on http://"); ok {
-			if addr, _, ok := strings.Cut(rest, HTTPPath); ok {
-				go io.Copy(io.Discard, stderr)
-				return addr
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	t.Fatalf("hook serve did not start: %s", got)
-	return ""
 }
 
 // Claude Code's http hooks reach `attune hook serve`: the same denial and

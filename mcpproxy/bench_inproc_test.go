@@ -1,3 +1,5 @@
+//go:build e2e
+
 package mcpproxy_test
 
 import (
@@ -30,11 +32,13 @@ func BenchmarkToolCallInProcess(b *testing.B) {
 			}
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
+			// the peer first: a test failed inside the goroutine below would wait for ever
+			server := fsServer(b)
 			served := make(chan error, 1)
 			go func() {
 				served <- mcpproxy.Serve(context.Background(), mcpproxy.Options{
 					Config: cfg, In: inR, Out: outW,
-					Upstreams: []mcpproxy.Upstream{{Name: "fs", Command: []string{"node", fsServer(b), work}}},
+					Upstreams: []mcpproxy.Upstream{{Name: "fs", Command: []string{"node", server, work}}},
 				})
 				outW.Close()
 			}()

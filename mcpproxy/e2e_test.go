@@ -1,3 +1,5 @@
+//go:build e2e
+
 package mcpproxy_test
 
 // End-to-end tests: the official TypeScript MCP SDK's Client and
@@ -38,14 +40,6 @@ func fsServer(t testing.TB) string {
 
 func everythingServer(t testing.TB) string {
 	return filepath.Join(peers(t), "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-}
-
-var attuneBin = &peertest.Binary{} // built once, by the first test that needs it
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	attuneBin.Remove()
-	os.Exit(code)
 }
 
 // step is one line the client script prints.
@@ -148,16 +142,6 @@ func texts(r toolResult) []string {
 	return out
 }
 
-func writeFile(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // exampleConfig is examples/mcp/attune.toml with its pack, the folder
 // writes must stay in (inside) and the store given.
 func exampleConfig(t *testing.T, dir, inside, store string) string {
@@ -181,16 +165,6 @@ func exampleConfig(t *testing.T, dir, inside, store string) string {
 	file := filepath.Join(dir, "attune.toml")
 	writeFile(t, file, text)
 	return file
-}
-
-// tmpDir is a temporary folder with symlinks resolved: the filesystem
-// server resolves its allowed folders the same way.
-func tmpDir(t *testing.T) string {
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 func toolsOf(t *testing.T, s step) map[string]json.RawMessage {

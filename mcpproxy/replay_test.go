@@ -1,3 +1,5 @@
+//go:build e2e
+
 package mcpproxy_test
 
 import (
@@ -33,11 +35,13 @@ func TestConnectionReplays(t *testing.T) {
 	st := store.NewMemory()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	// the peer first: a test failed inside the goroutine below would wait for ever
+	server := fsServer(t)
 	served := make(chan error, 1)
 	go func() {
 		served <- mcpproxy.Serve(context.Background(), mcpproxy.Options{
 			Config: cfg, Store: st, ID: "mcp-replay", In: inR, Out: outW,
-			Upstreams: []mcpproxy.Upstream{{Name: "fs", Command: []string{"node", fsServer(t), work}}},
+			Upstreams: []mcpproxy.Upstream{{Name: "fs", Command: []string{"node", server, work}}},
 		})
 		outW.Close()
 	}()

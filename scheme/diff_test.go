@@ -114,9 +114,9 @@ func last(run string) string {
 // evaluation order and yields the same value.
 func TestDifferential(t *testing.T) {
 	g := &gen{r: rand.New(rand.NewSource(7))}
-	n := 600
+	n := differentialExprs // 150 by default, 600 with -tags e2e (diff_corpus*_test.go)
 	if testing.Short() {
-		n = 200
+		n = 50
 	}
 	prelude := "(define (f a b o) (list a b o))\n"
 	for i := 0; i < n; i++ {
@@ -131,7 +131,7 @@ func TestDifferential(t *testing.T) {
 		}
 		var results []string
 		for j, p := range progs {
-			L := newLuaState(t)
+			L := openLuaState()
 			var got []string
 			L.SetGlobal("emit", L.NewFunction(func(L *lua.LState) int {
 				got = append(got, "="+show(L, L.Get(1)))
@@ -143,7 +143,9 @@ func TestDifferential(t *testing.T) {
 				return 1
 			}))
 			src := prelude + p
-			if err := runLowered(t, L, "diff.scm", src); err != nil {
+			err := runLowered(t, L, "diff.scm", src)
+			L.Close()
+			if err != nil {
 				out, _ := Lower("diff.scm", []byte(src))
 				t.Fatalf("program %d/%d failed: %v\n%s\nlowered:\n%s", i, j, err, src, out)
 			}

@@ -15,8 +15,15 @@ import (
 // marked as a list (by a metatable the state keeps in the registry).
 func newLuaState(t testing.TB) *lua.LState {
 	t.Helper()
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	L := openLuaState()
 	t.Cleanup(L.Close)
+	return L
+}
+
+// openLuaState is newLuaState for a caller that closes the state itself
+// (a test that opens thousands keeps none of them to its end).
+func openLuaState() *lua.LState {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
