@@ -30,9 +30,11 @@ func TestInitCheckAndTest(t *testing.T) {
 				if code != 0 || strings.Contains(out, "warning") {
 					t.Errorf("check: exit %d\n%s%s", code, out, errOut)
 				}
-				code, out, errOut = run("test", filepath.Join(dir, "tests"))
-				if code != 0 || !strings.HasSuffix(out, "1 passed, 0 failed\n") {
-					t.Errorf("test: exit %d\n%s%s", code, out, errOut)
+				for _, path := range []string{filepath.Join(dir, "tests"), dir} { // the project folder: its attune.toml is no scenario
+					code, out, errOut = run("test", path)
+					if code != 0 || !strings.HasSuffix(out, "1 passed, 0 failed\n") {
+						t.Errorf("test %s: exit %d\n%s%s", path, code, out, errOut)
+					}
 				}
 			})
 		}
