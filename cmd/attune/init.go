@@ -49,7 +49,12 @@ type initPack struct {
 	grants []string
 	// config is TOML appended to attune.toml after the bot's table: its
 	// [bots.main.config.PROGRAM] tables, with comments on every option.
+	// The starter scenario gets the same tables under [config.bots...].
 	config string
+	// steps are [[step]] tables appended to the starter scenario: what
+	// the pack must stop or let through, after the starter's steps;
+	// {shell} is the harness's shell tool path.
+	steps string
 }
 
 // initPacks are the packs `attune init --pack` knows (never changed); the
@@ -57,11 +62,23 @@ type initPack struct {
 var initPacks = []initPack{
 	{name: "starter", summary: "only the project's own pack: a guard refusing rm -rf and an owner counting tool calls"},
 	{name: "tasks", summary: "adds the engine's task notebook (tasks: pending, open, done tasks; notes on open tasks at round end)",
-		behaviors: []string{"tasks"}},
+		behaviors: []string{"tasks"}, steps: `
+[[step]]
+op = "method"
+owner = "tasks"
+method = "incomplete"
+expect = { result = false }     # no task open or pending yet
+`},
 	{name: "goal", summary: "adds the engine's /goal TEXT command (goal: works towards a goal for a number of rounds)",
 		behaviors: []string{"goal"}, config: `
 [bots.main.config.goal]
 loops = 3                     # rounds /goal keeps the agent going before it stops
+`, steps: `
+[[step]]
+op = "command"
+name = "goal"
+text = "the build passes"
+expect = { notes = [{ kind = "ambient", text = "Goal: the build passes" }] }
 `},
 }
 
@@ -357,7 +374,7 @@ op = "method"
 owner = "calls"
 method = "get"
 expect = { result = { total = 1, by_tool = { %q = 1 } } }
-`, tomlList(behaviorList), tomlList(ceiling), scenarioConfig(p), h.shell, h.shell, h.shell, h.shell)
+%s`, tomlList(behaviorList), tomlList(ceiling), scenarioConfig(p), h.shell, h.shell, h.shell, h.shell, strings.ReplaceAll(p.steps, "{shell}", h.shell))
 	return []initFile{
 		{config.DefaultFile, cfg.String()},
 		{"packs/project/careful.lua", careful},
