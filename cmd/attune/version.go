@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 )
@@ -21,6 +22,10 @@ var (
 	releaseVersion string
 	releaseCommit  string
 )
+
+// pseudoVersion matches a Go pseudo-version (v0.0.0-20260102030405-abcdef123456
+// and its variants); its last part is the commit's first 12 hex digits.
+var pseudoVersion = regexp.MustCompile(`[.-]\d{14}-([0-9a-f]{12})(\+incompatible)?$`)
 
 // buildInfo is what `attune version` reports.
 type buildInfo struct {
@@ -57,6 +62,9 @@ func readBuildInfo(bi *debug.BuildInfo, version, commit string) buildInfo {
 	}
 	if version != "" {
 		info.Version = version
+	}
+	if m := pseudoVersion.FindStringSubmatch(info.Version); m != nil && info.Commit == "" {
+		info.Commit = m[1] // go install ...@COMMIT: the module version names it (12 digits)
 	}
 	if commit != "" && commit != info.Commit {
 		info.Commit, info.Time, info.Modified = commit, "", false

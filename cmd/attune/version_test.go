@@ -50,6 +50,12 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	if info.Version != "v0.9.0" || info.Commit != "def456" || info.Modified {
 		t.Errorf("a release build: %+v", info)
 	}
+	for _, v := range []string{"v0.0.0-20260102030405-abcdef123456", "v1.2.4-0.20260102030405-abcdef123456", "v1.3.0-rc.1.0.20260102030405-abcdef123456"} {
+		pseudo := &debug.BuildInfo{Main: debug.Module{Version: v}}
+		if info := readBuildInfo(pseudo, "", ""); info.Version != v || info.Commit != "abcdef123456" {
+			t.Errorf("go install at a commit (%s): %+v", v, info)
+		}
+	}
 	if info := readBuildInfo(nil, "", ""); info.Version != "(devel)" || info.Go != runtime.Version() {
 		t.Errorf("no build information: %+v", info)
 	}
