@@ -293,20 +293,33 @@ bot = "main"                  # the bot of every session
 fail_open = false             # a script error denies the call
 `, h.name)
 	}
-	careful := fmt.Sprintf(`-- careful: refuse rm -rf in %s's shell tool (%s).
+	careful := strings.NewReplacer("{agent}", h.agent, "{shell}", h.shell).Replace(`-- careful: refuse rm -rf in {agent}'s shell tool ({shell}).
 -- A refusal denies the call; the reason reaches the model, which can try
 -- another way. A call this guard cannot read is refused too.
-guard.tool(%q, function(c, invoke)
+
+-- rm_rf reports whether a command line runs rm with both a recursive flag
+-- (-r, -R, --recursive) and a force flag (-f, --force), in any order or
+-- spelling: rm -rf, rm -fr, rm -r -f, /bin/rm -Rf, sudo rm --recursive --force.
+local function rm_rf(cmd)
+  for args in string.gmatch(" " .. cmd, "[%s;&|(/]rm(%s[^;&|)]*)") do
+    local r = string.find(args, "%s%-%-recursive") or string.find(args, "%s%-%a*[rR]")
+    local f = string.find(args, "%s%-%-force") or string.find(args, "%s%-%a*f")
+    if r and f then return true end
+  end
+  return false
+end
+
+guard.tool("{shell}", function(c, invoke)
   local cmd = c.args.command
   if type(cmd) ~= "string" then
     return refuse("careful: the shell call has no command text to check")
   end
-  if string.find(cmd, "rm%%s+%%-%%a*r%%a*f") or string.find(cmd, "rm%%s+%%-%%a*f%%a*r") then
+  if rm_rf(cmd) then
     return refuse("careful: rm -rf is not allowed in this project; delete files one by one")
   end
   return invoke()                 -- under hooks the agent runs the call: status "pending"
 end)
-`, h.agent, h.shell, h.shell)
+`)
 	calls := `-- calls: a count of the tool calls of every session of the project, in a
 -- project owner; ` + "`calls.get`" + ` reads it. Lua globals do not survive
 -- between hook events: state lives in owners.
@@ -366,6 +379,18 @@ expect = { status = "refused", refused_by = "guard", reason = "careful: rm -rf i
 [[step]]
 op = "tool"
 path = %q
+args = { command = "cd /tmp && sudo rm -r --force cache" }
+expect = { status = "refused", refused_by = "guard", core_calls = 0 }
+
+[[step]]
+op = "tool"
+path = %q
+args = { command = "rm -f notes.txt; ls -rf" }
+expect = { status = "ok" }      # rm without -r, and -rf given to ls, are let through
+
+[[step]]
+op = "tool"
+path = %q
 args = { command = "ls" }
 expect = { status = "ok", core_calls = 1 }
 
@@ -373,8 +398,8 @@ expect = { status = "ok", core_calls = 1 }
 op = "method"
 owner = "calls"
 method = "get"
-expect = { result = { total = 1, by_tool = { %q = 1 } } }
-%s`, tomlList(behaviorList), tomlList(ceiling), scenarioConfig(p), h.shell, h.shell, h.shell, h.shell, strings.ReplaceAll(p.steps, "{shell}", h.shell))
+expect = { result = { total = 2, by_tool = { %q = 2 } } }
+%s`, tomlList(behaviorList), tomlList(ceiling), scenarioConfig(p), h.shell, h.shell, h.shell, h.shell, h.shell, h.shell, strings.ReplaceAll(p.steps, "{shell}", h.shell))
 	return []initFile{
 		{config.DefaultFile, cfg.String()},
 		{"packs/project/careful.lua", careful},
