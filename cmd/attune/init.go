@@ -23,8 +23,10 @@ type initHarness struct {
 
 // initHarnesses are the agents `attune init --harness` knows (never
 // changed). The paths are the hook dialects' (hook/claude.go, codex.go,
-// gemini.go). Copilot CLI's dialect names its tools copilot/NAME; its shell
-// tool is `bash`.
+// gemini.go). Copilot CLI's tools are copilot/NAME, its shell tool `bash`;
+// the [harness.NAME] table is written for the dialects the configuration
+// knows (config.HookDialects), so a copilot project gets one once the
+// configuration takes [harness.copilot].
 var initHarnesses = []initHarness{
 	{"claude", "Claude Code", "claude/Bash"},
 	{"codex", "Codex", "codex/Bash"},
@@ -52,8 +54,9 @@ type initPack struct {
 	// The starter scenario gets the same tables under [config.bots...].
 	config string
 	// steps are [[step]] tables appended to the starter scenario: what
-	// the pack must stop or let through, after the starter's steps;
-	// {shell} is the harness's shell tool path.
+	// the pack must stop or let through, after the starter's steps.
+	// In config and steps, {harness} is the harness's name (claude) and
+	// {shell} the tool path of its shell tool (claude/Bash).
 	steps string
 }
 
@@ -263,6 +266,8 @@ func tomlList(xs []string) string {
 
 // initFiles are the files of a starter project for harness h and pack p.
 func initFiles(h initHarness, p initPack) []initFile {
+	rep := strings.NewReplacer("{harness}", h.name, "{shell}", h.shell)
+	p.config, p.steps = rep.Replace(p.config), rep.Replace(p.steps)
 	behaviorList := append([]string{"careful", "calls"}, p.behaviors...)
 	ceiling := []string{"read", "write", "exec", "network", "spawn"}
 	for _, c := range p.ceiling {
@@ -399,7 +404,7 @@ op = "method"
 owner = "calls"
 method = "get"
 expect = { result = { total = 2, by_tool = { %q = 2 } } }
-%s`, tomlList(behaviorList), tomlList(ceiling), scenarioConfig(p), h.shell, h.shell, h.shell, h.shell, h.shell, h.shell, strings.ReplaceAll(p.steps, "{shell}", h.shell))
+%s`, tomlList(behaviorList), tomlList(ceiling), scenarioConfig(p), h.shell, h.shell, h.shell, h.shell, h.shell, h.shell, p.steps)
 	return []initFile{
 		{config.DefaultFile, cfg.String()},
 		{"packs/project/careful.lua", careful},
