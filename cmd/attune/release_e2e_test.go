@@ -79,9 +79,16 @@ func TestReleaseHost(t *testing.T) {
 			t.Fatal("npm is not on PATH: this test packs and installs the npm packages (install Node.js)")
 		}
 		packs, proj, cache := t.TempDir(), t.TempDir(), t.TempDir()
+		npx, err := exec.LookPath("npx")
+		if err != nil {
+			t.Fatal("npx is not on PATH (it comes with npm)")
+		}
 		runNpm := func(dir string, args ...string) string {
 			t.Helper()
 			c := exec.Command(npm, args...)
+			if args[0] == "npx" {
+				c = exec.Command(npx, args[1:]...)
+			}
 			c.Dir = dir
 			// no registry is reachable: everything comes from the packed files
 			c.Env = append(os.Environ(), "npm_config_cache="+cache, "npm_config_registry=http://127.0.0.1:9/",
@@ -104,7 +111,7 @@ func TestReleaseHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		runNpm(proj, "install", "--offline", main, plat)
-		out := runNpm(proj, "exec", "--offline", "--", "attune", "version", "--json")
+		out := runNpm(proj, "npx", "--offline", "attune", "version", "--json")
 		var info buildInfo
 		if err := json.Unmarshal([]byte(lastLine(out)), &info); err != nil || info.Version != "v0.7.1-test" || info.OS != runtime.GOOS {
 			t.Errorf("npx attune version: %s (%v)", out, err)
