@@ -13,11 +13,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/attune-dev/attune/config"
 )
 
 // Discover lists the scenario files named by paths: a file as given, a
-// folder as every *.toml below it (sorted). A path that does not exist is
-// an error.
+// folder as every *.toml below it (sorted) but the configuration files
+// (attune.toml) it holds, so a project folder tests as its scenarios. A
+// path that does not exist is an error.
 func Discover(paths []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -41,7 +44,7 @@ func Discover(paths []string) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), ".toml") {
+			if !d.IsDir() && strings.HasSuffix(d.Name(), ".toml") && d.Name() != config.DefaultFile {
 				found = append(found, path)
 			}
 			return nil

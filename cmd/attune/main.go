@@ -9,6 +9,8 @@
 //	attune serve  the engine as a JSON-RPC 2.0 service over stdio
 //	attune hook   the hook runtime of coding agents (Claude Code, Codex, Cursor, Gemini CLI)
 //	attune mcp    a policy proxy in front of MCP servers
+//	attune init   a starter project: attune.toml, a pack, a scenario
+//	attune version the version, commit, Go version and platform
 package main
 
 import (
@@ -29,14 +31,16 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"run":    {"a demo session of the exemplar behaviors on the embedded store", runCmd},
-	"test":   {"run scenario files: attune test PATH...", testCmd},
-	"check":  {"check a configuration and its programs: attune check [--store] [FILE]", checkCmd},
-	"lower":  {"print the Lua a Scheme-style program lowers to: attune lower FILE.scm", lowerCmd},
-	"serve":  {"the engine as a JSON-RPC 2.0 service over stdio", serveCmd},
-	"record": {"a scenario that replays a stored session: attune record SESSION [--config FILE] [--out FILE.toml]", recordCmd},
-	"hook":   {"answer a coding agent's hook event: attune hook claude|codex|cursor|gemini [--config FILE]; attune hook install|uninstall|serve claude", hookCmd},
-	"mcp":    {"an MCP server guarding upstream MCP servers' tools: attune mcp -- CMD", mcpCmd},
+	"run":     {"a demo session of the exemplar behaviors on the embedded store", runCmd},
+	"test":    {"run scenario files: attune test PATH...", testCmd},
+	"check":   {"check a configuration and its programs: attune check [--store] [FILE]", checkCmd},
+	"lower":   {"print the Lua a Scheme-style program lowers to: attune lower FILE.scm", lowerCmd},
+	"serve":   {"the engine as a JSON-RPC 2.0 service over stdio", serveCmd},
+	"record":  {"a scenario that replays a stored session: attune record SESSION [--config FILE] [--out FILE.toml]", recordCmd},
+	"hook":    {"answer a coding agent's hook event: attune hook claude|codex|cursor|gemini [--config FILE]; attune hook install|uninstall|serve claude", hookCmd},
+	"mcp":     {"an MCP server guarding upstream MCP servers' tools: attune mcp -- CMD", mcpCmd},
+	"init":    {"start a project: attune init [DIR] [--harness claude|codex|gemini|copilot] [--pack NAME]", initCmd},
+	"version": {"print the version, commit, Go version and platform: attune version [--json]", versionCmd},
 }
 
 func main() {
@@ -50,6 +54,9 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return versionCmd(args[1:], stdout, stderr)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -69,7 +76,7 @@ func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("usage: attune COMMAND [ARGS]\n\ncommands:\n")
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %-6s %s\n", n, commands[n].summary)
+		fmt.Fprintf(&b, "  %-7s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(w, b.String())
 }

@@ -30,7 +30,7 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	cover := fs.Bool("cover", false, "report which registrations of each program ran and which never did")
 	coverMin := fs.Float64("cover-min", 0, "fail the run when behavior coverage is below this percentage (implies --cover)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: attune test [flags] PATH...\n\nRuns scenario files; a folder means every *.toml below it. Flags may come before or after the paths.")
+		fmt.Fprintln(stderr, "usage: attune test [flags] PATH...\n\nRuns scenario files; a folder means every *.toml below it but attune.toml. Flags may come before or after the paths.")
 		fs.PrintDefaults()
 	}
 	var paths []string
