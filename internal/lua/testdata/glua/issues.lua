@@ -164,7 +164,9 @@ assert(s:match("([^-]+)-world") == "hello")
 -- issue 93
 local t = {}
 local ok, msg = pcall(function() t.notfound() end)
-assert(not ok and string.find(msg, "attempt to call a non-function object", 1, true))
+-- attune: the message names the callee (attune.patch, CallFault); v1.1.2
+-- said "attempt to call a non-function object"
+assert(not ok and string.find(msg, "attempt to call field 't.notfound' (a nil value)", 1, true))
 
 -- issue 150
 local util = {
