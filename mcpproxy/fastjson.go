@@ -507,7 +507,7 @@ func fastWire(data []byte, w *wireMessage) bool {
 		if !ok {
 			return false
 		}
-		w.ID = id
+		w.ID = out[1] // the token as written
 	}
 	if m := out[2]; m != nil && string(m) != "null" {
 		method, ok := plainString(m)
