@@ -138,11 +138,11 @@ func (s *Scanner) digits() bool {
 type StrErr uint8
 
 const (
-	StrOK         StrErr = iota
-	StrNotString         // no opening quote
-	StrControl           // a control character (below 0x20) inside
-	StrEscape            // an escape JSON does not have
-	StrUnicode           // a \u without four hex digits
+	StrOK        StrErr = iota
+	StrNotString        // no opening quote
+	StrControl          // a control character (below 0x20) inside
+	StrEscape           // an escape JSON does not have
+	StrUnicode          // a \u without four hex digits
 	StrUnterminated
 )
 
