@@ -88,32 +88,41 @@ func (r *Reader) Next() ([]byte, error) {
 			}
 			return r.framed(line)
 		}
-		line, err := r.line()
+		first := r.detect && !r.detected
+		limit := r.max
+		if first {
+			limit = max(limit, keep) // a header line, whatever the limit
+		}
+		line, err := r.line(limit)
 		if err != nil {
 			return nil, err
 		}
+		size := len(line)
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
-		if r.detect && !r.detected {
+		if first {
 			r.detected = true
 			if _, ok, _ := contentLength(line); ok {
 				r.headers.Store(true)
 				return r.framed(line)
+			}
+			if len(line) > r.max {
+				return nil, &TooLongError{Size: size, Limit: r.max, Head: line[:min(len(line), keep)], Tail: line[max(0, len(line)-keep):]}
 			}
 		}
 		return line, nil
 	}
 }
 
-// line reads one line of at most r.max bytes (its line end not counted).
+// line reads one line of at most limit bytes (its line end not counted).
 // A longer one is read to its end and skipped, its head and tail kept.
-func (r *Reader) line() ([]byte, error) {
+func (r *Reader) line(limit int) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		if len(buf)+len(bytes.TrimRight(chunk, "\r\n")) > r.max {
+		if len(buf)+len(bytes.TrimRight(chunk, "\r\n")) > limit {
 			head := append([]byte(nil), buf[:min(len(buf), keep)]...)
 			head = append(head, chunk[:min(len(chunk), keep-len(head))]...)
 			n := len(buf) + len(chunk)

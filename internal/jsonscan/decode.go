@@ -155,8 +155,7 @@ func (d *decoder) object(build bool) (any, bool) {
 	if build {
 		m = map[string]any{}
 	}
-	var arr [16][]byte
-	seen := names{list: arr[:0]} // the names so far, when only checking
+	var seen names // the names so far, when only checking
 	d.WS()
 	if d.Eat('}') {
 		return m, true
@@ -200,9 +199,10 @@ func (d *decoder) object(build bool) (any, bool) {
 }
 
 // names are the member names of one object seen while checking: a list
-// while it is short, then a set.
+// while it is short (on the stack), then a set.
 type names struct {
-	list [][]byte
+	list [8][]byte
+	n    int
 	set  map[string]struct{}
 }
 
@@ -215,13 +215,14 @@ func (n *names) add(name []byte) bool {
 		n.set[string(name)] = struct{}{}
 		return false
 	}
-	for _, s := range n.list {
+	for _, s := range n.list[:n.n] {
 		if string(s) == string(name) {
 			return true
 		}
 	}
-	if len(n.list) < 16 {
-		n.list = append(n.list, name)
+	if n.n < len(n.list) {
+		n.list[n.n] = name
+		n.n++
 		return false
 	}
 	n.set = make(map[string]struct{}, 32)
@@ -229,7 +230,6 @@ func (n *names) add(name []byte) bool {
 		n.set[string(s)] = struct{}{}
 	}
 	n.set[string(name)] = struct{}{}
-	n.list = nil
 	return false
 }
 
@@ -321,8 +321,7 @@ func Members(data []byte, fields []string, out [][]byte, o Options) (bool, error
 		return false, nil
 	}
 	d.depth = 1
-	var arr [16][]byte
-	seen := names{list: arr[:0]}
+	var seen names
 	d.WS()
 	if d.Eat('}') {
 		d.WS()
