@@ -5,22 +5,31 @@
 // encoding/json accepts and reads what encoding/json reads: invalid UTF-8
 // and a lone surrogate in a string become U+FFFD, numbers are float64.
 //
-// Why hand-written, and not encoding/json/jsontext
-// (github.com/go-json-experiment/json), measured on this machine in one
-// run (go test -bench . in compare/, a module of its own so that attune
-// does not depend on jsontext):
+// Why hand-written, and not jsontext (github.com/go-json-experiment/json):
+// measured in one build, five runs of 100000 calls each, as the CPU time the
+// process used per call (cpu-ns/op: the machine, 2 cores, was shared, and
+// wall time swung 3x), median (min):
 //
-//	workload                                        jsonscan    jsontext Decoder
-//	a tools/call's params into Go values (any)       1.0 µs      2.4 µs  (2.4x)
-//	a tools/call message: its id, method, params      0.45 µs     1.3 µs  (2.9x)
-//	an owner-log entry into Lua values (luabind)     1.5 µs      2.6 µs  (1.7x)
+//	workload (compare/compare_test.go)              jsonscan      jsontext Decoder
+//	scan a tools/call message: id, method, params   1112 (629)    2070 (1377)   1.9x
+//	an owner-log entry into Lua values (luabind)    4614 (3477)   5064 (4496)   1.1x
+//	a tools/call's params into Go values            5292 (4785)   6507 (4595)   1.2x, within noise
 //
-// (compare/README.md has the full table.) jsontext reads token by token
-// through a state machine that validates the stream and copies each string
-// it unquotes; a reader that knows what it builds skips both. Both find a
-// duplicate name (DupError here, by default there). The scanner is held to
-// encoding/json by fuzzing (FuzzDecodeAsEncodingJSON here, FuzzDecode in
-// luabind, the mcpproxy fuzzers).
+// The message scan, which every message of attune mcp takes, is where the
+// hand-written reader wins: it slices the members it wants out of the
+// text and only checks the rest, where jsontext's state machine reads
+// every token and copies each name it unquotes. Building values costs the
+// same either way (the maps and strings dominate). So the scanner stays,
+// one of it (the proxy's and luabind's were two), and attune takes no new
+// dependency for it. It also says what jsontext does not: whether a text
+// says exactly what its value says (Result.Lossy: a number float64 cannot
+// hold exactly, a byte read as U+FFFD), which decides whether attune mcp
+// may send the client's text on. Both refuse duplicate names (DupError
+// here, by default there). Run `cd internal/jsonscan/compare && go test
+// -bench .` again (a module of its own: attune does not depend on
+// go-json-experiment). The scanner is held to encoding/json by fuzzing
+// (FuzzDecode in luabind, the mcpproxy fuzzers, FuzzDecodeAsEncodingJSON
+// here).
 package jsonscan
 
 import (

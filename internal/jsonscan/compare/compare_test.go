@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"syscall"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -181,21 +182,39 @@ func jsontextMembers(d *jsontext.Decoder) (id []byte, method string, params []by
 
 var sink any
 
+// loop runs f b.N times and reports the CPU time the process used per
+// call (cpu-ns/op), which a loaded machine's other work does not inflate
+// as it does ns/op.
+func loop(b *testing.B, f func()) {
+	b.Helper()
+	c0 := cpuNanos()
+	for b.Loop() {
+		f()
+	}
+	b.ReportMetric(float64(cpuNanos()-c0)/float64(b.N), "cpu-ns/op")
+}
+
+func cpuNanos() int64 {
+	var r syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r)
+	return r.Utime.Nano() + r.Stime.Nano()
+}
+
 // Params into Go values (attune mcp's tools/call arguments).
 func BenchmarkParamsToGo(b *testing.B) {
 	b.Run("jsonscan", func(b *testing.B) {
-		for b.Loop() {
+		loop(b, func() {
 			v, _, err := jsonscan.Decode(params, jsonscan.Options{Dups: true})
 			if err != nil {
 				b.Fatal(err)
 			}
 			sink = v
-		}
+		})
 	})
 	b.Run("jsontext-decoder", func(b *testing.B) {
 		r := bytes.NewReader(nil)
 		d := jsontext.NewDecoder(r)
-		for b.Loop() {
+		loop(b, func() {
 			r.Reset(params)
 			d.Reset(r)
 			v, err := jsontextAny(d)
@@ -203,25 +222,25 @@ func BenchmarkParamsToGo(b *testing.B) {
 				b.Fatal(err)
 			}
 			sink = v
-		}
+		})
 	})
 	b.Run("jsonv2-unmarshal", func(b *testing.B) {
-		for b.Loop() {
+		loop(b, func() {
 			var v any
 			if err := jsonv2.Unmarshal(params, &v); err != nil {
 				b.Fatal(err)
 			}
 			sink = v
-		}
+		})
 	})
 	b.Run("encoding-json", func(b *testing.B) {
-		for b.Loop() {
+		loop(b, func() {
 			var v any
 			if err := json.Unmarshal(params, &v); err != nil {
 				b.Fatal(err)
 			}
 			sink = v
-		}
+		})
 	})
 }
 
@@ -231,19 +250,19 @@ func BenchmarkMessageMembers(b *testing.B) {
 	fields := []string{"jsonrpc", "id", "method", "params", "result", "error"}
 	b.Run("jsonscan", func(b *testing.B) {
 		var out [6][]byte
-		for b.Loop() {
+		loop(b, func() {
 			out = [6][]byte{}
 			if ok, err := jsonscan.Members(message, fields, out[:], jsonscan.Options{}); !ok || err != nil {
 				b.Fatal(ok, err)
 			}
 			m, _ := jsonscan.PlainString(out[2])
 			sink = m
-		}
+		})
 	})
 	b.Run("jsontext-decoder", func(b *testing.B) {
 		r := bytes.NewReader(nil)
 		d := jsontext.NewDecoder(r)
-		for b.Loop() {
+		loop(b, func() {
 			r.Reset(message)
 			d.Reset(r)
 			_, m, p := jsontextMembers(d)
@@ -251,7 +270,7 @@ func BenchmarkMessageMembers(b *testing.B) {
 				b.Fatal("no params")
 			}
 			sink = m
-		}
+		})
 	})
 }
 
@@ -261,18 +280,18 @@ func BenchmarkEntryToLua(b *testing.B) {
 	defer st.Close()
 	b.Run("jsonscan-luabind", func(b *testing.B) {
 		d := luabind.NewJSONDecoder(st)
-		for b.Loop() {
+		loop(b, func() {
 			v, err := d.Decode(entry)
 			if err != nil {
 				b.Fatal(err)
 			}
 			sink = v
-		}
+		})
 	})
 	b.Run("jsontext-decoder", func(b *testing.B) {
 		r := bytes.NewReader(nil)
 		d := jsontext.NewDecoder(r)
-		for b.Loop() {
+		loop(b, func() {
 			r.Reset(entry)
 			d.Reset(r)
 			v, err := jsontextLua(st.L, d)
@@ -280,6 +299,6 @@ func BenchmarkEntryToLua(b *testing.B) {
 				b.Fatal(err)
 			}
 			sink = v
-		}
+		})
 	})
 }
