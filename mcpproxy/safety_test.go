@@ -60,8 +60,8 @@ func startInproc(t *testing.T, toml, pack string, tools ...string) *inproc {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "pack", "p.lua"), pack)
-	writeFile(t, filepath.Join(dir, "attune.toml"), toml)
+	putFile(t, filepath.Join(dir, "pack", "p.lua"), pack)
+	putFile(t, filepath.Join(dir, "attune.toml"), toml)
 	cfg, err := config.Load(filepath.Join(dir, "attune.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func startInproc(t *testing.T, toml, pack string, tools ...string) *inproc {
 			t.Error("Serve did not return after the client closed")
 		}
 	})
-	p.send(initLine)
+	p.send(initMessage)
 	if m := p.answer(`1`); m["result"] == nil {
 		t.Fatalf("initialize: %v", m)
 	}
@@ -174,7 +174,7 @@ end)
 		id := strings.Repeat("9", k+1)
 		name, _ := json.Marshal(tc.name)
 		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":` + string(name) + `,"arguments":{}}}`)
-		if got := toJSON(p.answer(id)); !strings.Contains(got, "guarded "+tc.path) || !strings.Contains(got, `"isError":true`) {
+		if got := asJSON(p.answer(id)); !strings.Contains(got, "guarded "+tc.path) || !strings.Contains(got, `"isError":true`) {
 			t.Errorf("tool %q: not refused by the guard on mcp/fs/* at %s: %s", tc.name, tc.path, got)
 		}
 	}
@@ -182,7 +182,7 @@ end)
 		t.Errorf("the upstream ran calls the guard refused: %v", calls)
 	}
 	p.send(`{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"name":"../etc","arguments":{"ok":true}}}`)
-	if got := toJSON(p.answer(`50`)); strings.Contains(got, `"isError":true`) {
+	if got := asJSON(p.answer(`50`)); strings.Contains(got, `"isError":true`) {
 		t.Errorf("an allowed call of ../etc: %s", got)
 	}
 
@@ -190,12 +190,12 @@ end)
 	// is refused and unlisted, whatever its name
 	p2 := startInproc(t, safetyConfig+"[harness.mcp.tools]\n\"mcp/fs/*\" = [\"write\"]\n", "", "a/b", "../etc")
 	p2.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	if got := toJSON(p2.answer(`2`)); strings.Contains(got, "etc") || strings.Contains(got, "a/b") {
+	if got := asJSON(p2.answer(`2`)); strings.Contains(got, "etc") || strings.Contains(got, "a/b") {
 		t.Errorf("tools with effects outside the ceiling are listed: %s", got)
 	}
 	for _, name := range []string{"a/b", "../etc"} {
 		p2.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`)
-		if got := toJSON(p2.answer(`3`)); !strings.Contains(got, `"isError":true`) {
+		if got := asJSON(p2.answer(`3`)); !strings.Contains(got, `"isError":true`) {
 			t.Errorf("%s ran with effects outside the ceiling: %s", name, got)
 		}
 	}
@@ -250,7 +250,7 @@ end)
 `
 	p := startInproc(t, safetyConfig, pack, "read")
 	p.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"read\",\"arguments\":{\"n\":9007199254740993,\"s\":\"\xff\"}}}")
-	if got := toJSON(p.answer(`2`)); strings.Contains(got, `"isError":true`) {
+	if got := asJSON(p.answer(`2`)); strings.Contains(got, `"isError":true`) {
 		t.Fatalf("the call: %s", got)
 	}
 	calls := p.upstreamCalls()
@@ -292,5 +292,22 @@ func TestIDsEchoedAsSent(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":3.5,"method":"tools/call","params":{"name":"nope","arguments":{}}}`)
 	if l := p.answerLine(`3.5`); !strings.Contains(l, `"id":3.5`) || !strings.Contains(l, `"error"`) {
 		t.Errorf("an error answer: %s", l)
+	}
+}
+
+const initMessage = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+func asJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func putFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
