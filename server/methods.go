@@ -268,7 +268,7 @@ func (s *Server) enqueue(key string, f func()) {
 	if !q.running {
 		q.running = true
 		s.work.Add(1)
-		go s.drain(key, q)
+		s.workers.Go(func() { s.drain(key, q) })
 	}
 }
 

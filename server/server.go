@@ -30,6 +30,7 @@ import (
 
 	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/internal/jsonrpc"
+	"github.com/attune-dev/attune/internal/workers"
 )
 
 // ProtocolVersion is the version of the protocol this server speaks.
@@ -79,6 +80,7 @@ type Server struct {
 	closed   bool                        // the input ended: no new callbacks
 	done     chan struct{}               // closed with closed
 	work     sync.WaitGroup
+	workers  *workers.Pool // the instances' queues drain on it (internal/workers)
 }
 
 // New returns a server writing to out.
@@ -91,7 +93,7 @@ func New(out io.Writer, o Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{o: o, out: jsonrpc.NewWriter(out, nil), log: log, queues: map[string]*queue{}, inflight: map[string]*request{},
-		done: make(chan struct{})}
+		done: make(chan struct{}), workers: workers.New(0)}
 }
 
 // Engine returns the engine built at initialize (nil before).
@@ -242,6 +244,7 @@ func (s *Server) shutdown() {
 	s.mu.Unlock()
 	s.calls.Close() // no new callbacks; those waiting end on done
 	s.work.Wait()
+	s.workers.Close()
 }
 
 // handle takes one line: a message or a batch.
