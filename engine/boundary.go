@@ -235,7 +235,7 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 		}
 		spread := time.AfterFunc(hookSpread, func() {
 			for range len(groups) - int(next.Load()) { // the groups no one took yet
-				if !i.e.workers.tryGo(work) {
+				if !i.e.workers.TryGo(work) {
 					break
 				}
 			}
