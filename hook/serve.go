@@ -42,11 +42,10 @@ func (r *Runtime) Handler(d Dialect, timeout time.Duration) http.Handler {
 		}
 		data, err := io.ReadAll(io.LimitReader(req.Body, MaxEvent+1))
 		var ev Event
-		if err == nil && len(data) > MaxEvent {
-			err = fmt.Errorf("the event is larger than %d bytes", MaxEvent)
-			ev = Oversize(d, data)
-		} else if err == nil {
-			ev, err = d.Parse(data)
+		if err != nil {
+			ev, err = Named(d, data), fmt.Errorf("%w: %v", ErrIncomplete, err)
+		} else {
+			ev, err = Read(d, data)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		if err != nil {

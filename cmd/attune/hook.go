@@ -63,13 +63,16 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
-	data, err := io.ReadAll(io.LimitReader(stdin, hook.MaxEvent+1))
+	// the timeout runs from the start: an event that does not arrive whole
+	// in time is answered as what its start names (a tool call: deny)
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	data, err := hook.ReadInput(ctx, stdin)
 	var ev hook.Event
-	if err == nil && len(data) > hook.MaxEvent {
-		err = fmt.Errorf("the event is larger than %d bytes", hook.MaxEvent)
-		ev = hook.Oversize(d, data)
-	} else if err == nil {
-		ev, err = d.Parse(data)
+	if err != nil {
+		ev = hook.Named(d, data)
+	} else {
+		ev, err = hook.Read(d, data)
 	}
 	if err != nil {
 		// not an event attune can act on: say so; deny a tool call it names
@@ -81,10 +84,17 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
 	done := make(chan hook.Answer, 1)
-	go func() { done <- answerEvent(ctx, d, ev, *cfgFlag, stderr) }()
+	go func() {
+		defer func() {
+			if p := recover(); p != nil { // a crash is a tool call nothing judged
+				err := fmt.Errorf("internal error: %v", p)
+				fmt.Fprintf(stderr, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
+				done <- hook.Failure(ev, err, false)
+			}
+		}()
+		done <- answerEvent(ctx, d, ev, *cfgFlag, stderr)
+	}()
 	var a hook.Answer
 	select {
 	case a = <-done:
