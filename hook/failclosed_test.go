@@ -113,9 +113,9 @@ func TestNamelessInputDenies(t *testing.T) {
 // short after it; never in a nested object.
 func TestEventName(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"hook_event_name":"A"}`:                              "A",
-		` {"x":1,"y":true,"z":null,"hook_event_name":"B","q":`: "B",
-		`{"x":"a\"}","hook_event_name" : "C\u0041"}`:          "CA",
+		`{"hook_event_name":"A"}`:                                                                    "A",
+		` {"x":1,"y":true,"z":null,"hook_event_name":"B","q":`:                                       "B",
+		`{"x":"a\"}","hook_event_name" : "C\u0041"}`:                                                 "CA",
 		`{"x":` + strings.Repeat("[", 50000) + strings.Repeat("]", 50000) + `,"hook_event_name":"D"`: "D",
 	} {
 		if got, ok := eventName([]byte(in)); !ok || got != want {
