@@ -53,7 +53,7 @@ func Read(d Dialect, data []byte) (Event, error) {
 // name can be found.
 func Named(d Dialect, data []byte) Event {
 	name, ok := eventName(data)
-	if !ok {
+	if !ok || name == "" {
 		return Strict(d)
 	}
 	probe, _ := json.Marshal(map[string]string{"hook_event_name": name, "session_id": "-", "conversation_id": "-"})
