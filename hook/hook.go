@@ -65,6 +65,8 @@ type Runtime struct {
 
 	mu    sync.Mutex
 	tools map[string]string // path -> effects registered, joined
+
+	warmSet warmSet // hook serve's warm sessions (serve.go)
 }
 
 // Options open a Runtime.
@@ -200,6 +202,11 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 	}
 	if !r.warm || ev.Kind == SessionEnd {
 		inst.Stop()
+	}
+	if r.warm && ev.Kind == SessionEnd && id == main {
+		r.forgetWarm(main)
+	} else if r.warm {
+		r.touchWarm(main, id)
 	}
 	return a, err
 }
