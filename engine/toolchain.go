@@ -333,6 +333,7 @@ type chainState struct {
 	marks   []string
 
 	seq       int64 // nested call ids under callID
+	noted     int64 // bytes of the notes its callbacks emitted (frame.noted)
 	thread    *thread
 	callIDLV  lua.LValue
 	argsLV    lua.LValue // a string argument, boxed once (argsValue)
@@ -481,6 +482,9 @@ func (c *chain) frame(r *registry, d *decl) *frame {
 	c.parent.enter(fr)
 	fr.thread = c.thread
 	fr.retries = c.retries
+	if fr.noted == nil {
+		fr.noted = &c.noted
+	}
 	return fr
 }
 

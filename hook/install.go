@@ -36,12 +36,15 @@ type Install struct {
 	// HTTP, when set (127.0.0.1:PORT), installs http entries for
 	// `attune hook serve` instead of commands.
 	HTTP string
+	// Token is the secret of `hook serve` (LoadToken), sent by every http
+	// entry as TokenHeader.
+	Token string
 }
 
 // entry is one hook entry of ours.
 func (in Install) entry() map[string]any {
 	if in.HTTP != "" {
-		return map[string]any{"type": "http", "url": "http://" + in.HTTP + HTTPPath}
+		return map[string]any{"type": "http", "url": "http://" + in.HTTP + HTTPPath, "headers": map[string]any{TokenHeader: in.Token}}
 	}
 	windows := runtime.GOOS == "windows"
 	cmd := commandPath(in.Binary, windows) + " hook claude"
