@@ -349,8 +349,19 @@ func isOurs(h any, dialect string) bool {
 		return true
 	}
 	for _, k := range []string{"command", "bash", "powershell"} {
-		if c, _ := m[k].(string); strings.Contains(c, "attune") && strings.Contains(c, " hook "+dialect) {
-			return true
+		c, _ := m[k].(string)
+		if !strings.Contains(c, "attune") {
+			continue
+		}
+		for rest := c; ; {
+			i := strings.Index(rest, " hook "+dialect)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(" hook "+dialect):]
+			if rest == "" || strings.ContainsAny(rest[:1], " '\"\t;|&") {
+				return true
+			}
 		}
 	}
 	return false

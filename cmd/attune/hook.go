@@ -257,6 +257,10 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "attune hook install:", err)
 			return 1
 		}
+		if st, err := os.Stat(in.Binary); err != nil || st.IsDir() {
+			fmt.Fprintf(stderr, "attune hook install: --binary %s: no such program\n", in.Binary)
+			return 1
+		}
 	}
 	file, err := hook.HookFile(harness, scope, where)
 	if err != nil {
