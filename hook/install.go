@@ -186,6 +186,11 @@ func InstallHooks(harness, path string, in Install, w Where) (Installed, error) 
 		if err := CheckBinary(in.Binary); err != nil {
 			return Installed{}, err
 		}
+		if !strings.Contains(in.Binary, "attune") {
+			// attune's entries are known by their command: `...attune...
+			// hook DIALECT`
+			return Installed{}, fmt.Errorf("the binary %s does not have attune in its path, so its entries could not be told from the user's own: install it (or a link to it) under a name with attune in it", in.Binary)
+		}
 	}
 	return spec.edit(path, &in, w)
 }

@@ -591,4 +591,9 @@ func TestCheckBinary(t *testing.T) {
 	if _, err := InstallHooks("gemini", filepath.Join(t.TempDir(), "s.json"), Install{Binary: filepath.Join(os.TempDir(), "go-build1", "exe", "attune")}, Where{}); err == nil {
 		t.Error("InstallHooks took a go run binary")
 	}
+	// entries are known by attune in their command: a binary named
+	// otherwise could not be uninstalled
+	if _, err := InstallHooks("gemini", filepath.Join(t.TempDir(), "s.json"), Install{Binary: filepath.FromSlash("/usr/local/bin/guard")}, Where{}); err == nil || !strings.Contains(err.Error(), "attune in its path") {
+		t.Errorf("a binary without attune in its name: %v", err)
+	}
 }
