@@ -1,0 +1,132 @@
+//go:build e2e
+
+package hook
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attune-dev/attune/internal/peertest"
+)
+
+// codexHooks asks the real `codex app-server` (hooks/list) which hooks it
+// finds for the project dir, with CODEX_HOME home.
+func codexHooks(t *testing.T, home, dir string) []codexListed {
+	t.Helper()
+	bin := filepath.Join(peertest.Peers(t, ".bin/codex"), "node_modules", ".bin", "codex")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "app-server")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CODEX_HOME="+home)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Process.Kill(); cmd.Wait() }()
+	fmt.Fprintln(in, `{"id":1,"method":"initialize","params":{"clientInfo":{"name":"attune-test","version":"1"}}}`)
+	fmt.Fprintln(in, `{"method":"initialized"}`)
+	fmt.Fprintf(in, `{"id":2,"method":"hooks/list","params":{"cwds":[%q]}}`+"\n", dir)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var msg struct {
+			ID     int `json:"id"`
+			Result struct {
+				Data []struct {
+					Hooks    []codexListed
+					Warnings []string
+					Errors   []string
+				}
+			}
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.ID != 2 {
+			continue
+		}
+		var hooks []codexListed
+		for _, d := range msg.Result.Data {
+			if len(d.Warnings)+len(d.Errors) > 0 {
+				t.Errorf("codex warns: %v %v", d.Warnings, d.Errors)
+			}
+			hooks = append(hooks, d.Hooks...)
+		}
+		return hooks
+	}
+	t.Fatalf("codex app-server gave no hooks/list answer: %v", sc.Err())
+	return nil
+}
+
+type codexListed struct {
+	Key, Command, CurrentHash, TrustStatus string
+	TimeoutSec                             int
+}
+
+// The real Codex (0.169) finds attune's entries, project and user, and
+// reports every one of them trusted by the trust entries install wrote:
+// the keys and hashes attune computes are Codex's own. The user's hook in
+// the same event stays as it was (untrusted), and after uninstall only it
+// is left.
+func TestCodexInstallTrustedByCodex(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "codex-home")
+	dir := filepath.Join(root, "proj")
+	os.MkdirAll(filepath.Join(dir, ".codex"), 0o755)
+	os.MkdirAll(home, 0o700)
+	if err := exec.Command("git", "init", "-q", dir).Run(); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf("model = \"gpt-5.5\"\n[projects.%q]\ntrust_level = \"trusted\"\n", dir)), 0o600)
+	os.WriteFile(filepath.Join(dir, ".codex", "hooks.json"), []byte(`{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}]}}`), 0o644)
+	w := Where{Project: dir, Home: root, Getenv: func(k string) string {
+		if k == "CODEX_HOME" {
+			return home
+		}
+		return ""
+	}}
+	in := Install{Binary: "/opt/my attune/attune", Config: filepath.Join(dir, "attune.toml")}
+	for _, scope := range []Scope{ScopeProject, ScopeUser} {
+		path, err := HookFile("codex", scope, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := InstallHooks("codex", path, in, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hooks := codexHooks(t, home, dir)
+	ours := 0
+	for _, h := range hooks {
+		if !strings.Contains(h.Command, "attune") {
+			if h.Command != "echo mine" || h.TrustStatus != "untrusted" {
+				t.Errorf("the user's hook: %+v", h)
+			}
+			continue
+		}
+		ours++
+		if h.TrustStatus != "trusted" || h.TimeoutSec != 35 {
+			t.Errorf("attune's hook %s: %s, timeout %d (hash %s)", h.Key, h.TrustStatus, h.TimeoutSec, h.CurrentHash)
+		}
+	}
+	if ours != 12 {
+		t.Fatalf("codex lists %d of attune's hooks, want 12 (6 events, project and user): %+v", ours, hooks)
+	}
+	for _, scope := range []Scope{ScopeProject, ScopeUser} {
+		path, _ := HookFile("codex", scope, w)
+		if _, err := UninstallHooks("codex", path, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hooks = codexHooks(t, home, dir)
+	if len(hooks) != 1 || hooks[0].Command != "echo mine" {
+		t.Fatalf("after uninstall: %+v", hooks)
+	}
+}
