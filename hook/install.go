@@ -163,10 +163,10 @@ type Installed struct {
 // InstallHooks writes attune's entries for every event the harness maps
 // into its hook file at path (see HookFile), merging: the user's own hooks
 // and settings stay byte for byte, attune's earlier entries are replaced
-// where they stood. The entries fail closed: Claude Code's carry
-// onFailure "block"; the others' commands turn a missing, crashed or
-// killed attune into the harness's blocking exit code on the events that
-// guard a call or a prompt. A file it cannot parse, or of a shape it does
+// where they stood. The entries before a tool call fail closed: Claude
+// Code's carries onFailure "block"; the others' commands turn a missing,
+// crashed or killed attune into the harness's blocking exit code. A file
+// it cannot parse, or of a shape it does
 // not expect, is refused and left as it was.
 //
 // For Codex, w locates $CODEX_HOME/config.toml, where the entries are

@@ -130,3 +130,31 @@ func TestCodexInstallTrustedByCodex(t *testing.T) {
 		t.Fatalf("after uninstall: %+v", hooks)
 	}
 }
+
+// With the attune binary gone after install, the real Claude Code blocks
+// the Bash call (onFailure "block": the failed hook counts as exit 2)
+// instead of running it, and the model's next request carries the failure.
+func TestClaudeMissingBinaryBlocks(t *testing.T) {
+	p := newProject(t, mainBot, map[string]string{"p.lua": `guard.tool("claude/Bash", function(call, invoke) return invoke() end)`})
+	gone := filepath.Join(t.TempDir(), "moved-away", "attune")
+	if err := InstallClaude(filepath.Join(p.dir, ".claude", "settings.json"), Install{Binary: gone, Config: p.cfg}); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(p.dir, "ran")
+	var next string
+	api := newFakeAPI(t, func(n int, req map[string]any) []block {
+		if n == 0 {
+			return []block{{Tool: "Bash", ID: "toolu_touch", Input: map[string]any{"command": "touch " + marker, "description": "touch"}}}
+		}
+		b, _ := json.Marshal(req["messages"])
+		next = string(b)
+		return []block{{Text: "done"}}
+	})
+	p.run(t, api, "touch it", "--allowedTools", "Bash")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the Bash call ran with attune missing")
+	}
+	if !strings.Contains(next, "toolu_touch") || !strings.Contains(next, "moved-away") {
+		t.Errorf("the next request does not carry the hook's failure: %s", next)
+	}
+}

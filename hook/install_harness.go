@@ -19,9 +19,11 @@ type harnessSpec struct {
 	version bool
 	// matcher: events whose group takes the matcher "*".
 	matcher []string
-	// guard: events whose failed hook must block (the wrapper command);
-	// the others fail as the harness lets them (a blocked Stop would
-	// keep the agent going).
+	// guard: events whose failed hook must block (onFailure, or the
+	// wrapper command): those before a tool call runs. The others fail as
+	// the harness lets them: a blocked prompt would keep the failure from
+	// the model (and every prompt would be lost), a blocked Stop would keep
+	// the agent going.
 	guard []string
 	// handler is attune's handler for an event.
 	handler func(in *Install, ev string, windows bool) []kv
@@ -37,20 +39,25 @@ func harnessSpecs(name string) (*harnessSpec, bool) {
 	case "claude":
 		return &harnessSpec{dialect: "claude", events: claudeEvents,
 			matcher: []string{"PreToolUse", "PostToolUse", "PostToolUseFailure"},
+			guard:   []string{"PreToolUse"},
 			handler: func(in *Install, ev string, windows bool) []kv {
 				// onFailure "block" (Claude Code 2.1.295 and later): a hook
 				// that cannot start, times out or exits with another code
-				// than 0 or 2 counts as exit 2, blocking what the event
-				// guards; Claude Code ignores it where nothing is guarded
-				// (Stop, SubagentStop).
+				// than 0 or 2 counts as exit 2, so the tool call is blocked
+				// and the model told why.
+				var h []kv
 				if in.HTTP != "" {
-					h := []kv{{"type", "http"}, {"url", "http://" + in.HTTP + HTTPPath}, {"timeout", secs()}}
+					h = []kv{{"type", "http"}, {"url", "http://" + in.HTTP + HTTPPath}, {"timeout", secs()}}
 					if len(in.Headers) > 0 {
 						h = append(h, kv{"headers", in.Headers})
 					}
-					return append(h, kv{"onFailure", "block"})
+				} else {
+					h = []kv{{"type", "command"}, {"command", hookCommand(in, "claude", windows)}, {"timeout", secs()}}
 				}
-				return []kv{{"type", "command"}, {"command", hookCommand(in, "claude", windows)}, {"timeout", secs()}, {"onFailure", "block"}}
+				if ev == "PreToolUse" {
+					h = append(h, kv{"onFailure", "block"})
+				}
+				return h
 			}}, true
 	case "codex":
 		// Codex 0.169: hooks.json holds the events of its HookEventsToml;
@@ -60,7 +67,7 @@ func harnessSpecs(name string) (*harnessSpec, bool) {
 		return &harnessSpec{dialect: "codex", codex: true,
 			events:  []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "Stop"},
 			matcher: []string{"PreToolUse", "PostToolUse"},
-			guard:   []string{"PreToolUse", "UserPromptSubmit"},
+			guard:   []string{"PreToolUse"},
 			handler: commandHandler("codex", "timeout", secs())}, true
 	case "gemini":
 		// Gemini CLI 0.61: settings.json "hooks"; timeouts are
@@ -70,7 +77,7 @@ func harnessSpecs(name string) (*harnessSpec, bool) {
 		return &harnessSpec{dialect: "gemini",
 			events:  []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "PreCompress", "SessionEnd"},
 			matcher: []string{"BeforeTool", "AfterTool"},
-			guard:   []string{"BeforeTool", "BeforeAgent"},
+			guard:   []string{"BeforeTool"},
 			handler: commandHandler("gemini", "timeout", int(HookTimeout.Milliseconds()))}, true
 	case "copilot":
 		// Copilot CLI 1.0: .github/hooks/*.json, {"version": 1, "hooks":
@@ -90,7 +97,7 @@ func harnessSpecs(name string) (*harnessSpec, bool) {
 	case "cursor":
 		// Cursor: .cursor/hooks.json, {"version": 1, "hooks": {event:
 		// [{"command": ..., "timeout": seconds}]}}; exit 2 blocks.
-		guards := []string{"beforeSubmitPrompt", "preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile"}
+		guards := []string{"preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile"}
 		return &harnessSpec{dialect: "cursor", flat: true, version: true,
 			events: []string{"sessionStart", "beforeSubmitPrompt", "preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile",
 				"postToolUse", "postToolUseFailure", "afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop", "subagentStop", "preCompact", "sessionEnd"},

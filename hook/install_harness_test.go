@@ -172,10 +172,11 @@ func TestInstallRefusesBadFiles(t *testing.T) {
 	}
 }
 
-// Claude Code's entries carry onFailure "block" (Claude Code 2.1.328: a
-// hook that cannot start, times out or exits with another code than 0 or 2
-// counts as exit 2), and a timeout in seconds beyond attune's own answer
-// deadline; an http entry carries the headers it is given.
+// Claude Code's PreToolUse entry carries onFailure "block" (Claude Code
+// 2.1.328: a hook that cannot start, times out or exits with another code
+// than 0 or 2 counts as exit 2, blocking the call), and every entry a
+// timeout in seconds beyond attune's own answer deadline; an http entry
+// carries the headers it is given.
 func TestInstallClaudeFailsClosed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".claude", "settings.json")
 	if err := InstallClaude(path, testInstall); err != nil {
@@ -188,8 +189,13 @@ func TestInstallClaudeFailsClosed(t *testing.T) {
 			t.Fatalf("%s: %v", ev, hs)
 		}
 		h := hs[0]
-		if h["onFailure"] != "block" || h["timeout"] != json.Number("35") || h["type"] != "command" {
+		if h["timeout"] != json.Number("35") || h["type"] != "command" {
 			t.Errorf("%s: %v", ev, h)
+		}
+		// only a tool call is blocked: a blocked prompt would keep the
+		// failure from the model, and lose every prompt
+		if want := ev == "PreToolUse"; (h["onFailure"] == "block") != want {
+			t.Errorf("%s: onFailure %v", ev, h["onFailure"])
 		}
 		if h["command"] != "/opt/attune/bin/attune hook claude --config /p/attune.toml" {
 			t.Errorf("%s: command %v", ev, h["command"])
@@ -213,8 +219,9 @@ func TestInstallClaudeFailsClosed(t *testing.T) {
 
 // Gemini CLI reads hook timeouts as milliseconds: attune's entries say
 // 35000 (a timeout written as seconds killed attune after 35 ms and let the
-// call run). The events that guard a call or a prompt run the fail-closed
-// command; AfterAgent does not (a denied AfterAgent makes Gemini go on).
+// call run). BeforeTool runs the fail-closed command; the others do not (a
+// denied BeforeAgent drops the prompt, a denied AfterAgent makes Gemini go
+// on).
 func TestInstallGeminiMilliseconds(t *testing.T) {
 	home := t.TempDir()
 	path, err := HookFile("gemini", ScopeUser, Where{Home: home})
@@ -232,7 +239,7 @@ func TestInstallGeminiMilliseconds(t *testing.T) {
 		}
 		cmd := hs[0]["command"].(string)
 		guarded := strings.Contains(cmd, "exit 2")
-		if want := ev == "BeforeTool" || ev == "BeforeAgent"; guarded != want && runtime.GOOS != "windows" {
+		if want := ev == "BeforeTool"; guarded != want && runtime.GOOS != "windows" {
 			t.Errorf("%s: fail-closed %v, want %v: %s", ev, guarded, want, cmd)
 		}
 		if (ev == "BeforeTool" || ev == "AfterTool") != (hs[0]["(matcher)"] == "*") {
@@ -479,8 +486,7 @@ func TestUninstallOnlyOurs(t *testing.T) {
 // Copilot CLI reads .github/hooks/*.json: attune writes its own
 // attune.json ({"version": 1, ...}, timeoutSec in seconds, the command
 // under "bash"), and uninstall removes the file when nothing else is in it.
-// Cursor's hooks.json entries on the events that guard a call or a prompt
-// say failClosed.
+// Cursor's hooks.json entries on the events before a call say failClosed.
 func TestInstallCopilotAndCursor(t *testing.T) {
 	root := t.TempDir()
 	w := Where{Project: root, Home: filepath.Join(root, "home")}
@@ -521,7 +527,7 @@ func TestInstallCopilotAndCursor(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = readJSONFile(t, cpath)
-	for ev, closed := range map[string]bool{"beforeShellExecution": true, "preToolUse": true, "beforeSubmitPrompt": true, "afterFileEdit": false, "stop": false} {
+	for ev, closed := range map[string]bool{"beforeShellExecution": true, "preToolUse": true, "beforeSubmitPrompt": false, "afterFileEdit": false, "stop": false} {
 		hs := ourHandlers(t, m, "cursor", ev, true)
 		if len(hs) != 1 || (hs[0]["failClosed"] == true) != closed || hs[0]["timeout"] != json.Number("35") {
 			t.Errorf("cursor %s: %v", ev, hs)
