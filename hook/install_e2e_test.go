@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,5 +157,105 @@ func TestClaudeMissingBinaryBlocks(t *testing.T) {
 	}
 	if !strings.Contains(next, "toolu_touch") || !strings.Contains(next, "moved-away") {
 		t.Errorf("the next request does not carry the hook's failure: %s", next)
+	}
+}
+
+// copilotHooks asks the real Copilot CLI (--headless --stdio, the SDK's
+// hooks.discover) which hooks it finds for the project dir, with HOME and
+// COPILOT_HOME under home and the folder trusted.
+func copilotHooks(t *testing.T, home, dir string) []map[string]any {
+	t.Helper()
+	bin := filepath.Join(peertest.Peers(t, ".bin/copilot"), "node_modules", ".bin", "copilot")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-auto-update", "--stdio", "--no-auto-login")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+home, "COPILOT_HOME="+filepath.Join(home, ".copilot"), "COPILOT_OFFLINE=true",
+		"COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:9/v1", "COPILOT_MODEL=stand-in")
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Process.Kill(); cmd.Wait() }()
+	req := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"hooks.discover","params":{"projectPaths":[%q]}}`, dir)
+	fmt.Fprintf(in, "Content-Length: %d\r\n\r\n%s", len(req), req)
+	r := bufio.NewReader(out)
+	for {
+		n := 0
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("copilot gave no hooks.discover answer: %v\n%s", err, errb.String())
+			}
+			line = strings.TrimSpace(line)
+			if line == "" {
+				break
+			}
+			if v, ok := strings.CutPrefix(strings.ToLower(line), "content-length:"); ok {
+				fmt.Sscan(v, &n)
+			}
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			t.Fatal(err)
+		}
+		var msg struct {
+			ID     int `json:"id"`
+			Result struct {
+				Hooks            []map[string]any
+				Warnings, Errors []string
+			}
+		}
+		if json.Unmarshal(body, &msg) != nil || msg.ID != 1 {
+			continue
+		}
+		if len(msg.Result.Warnings)+len(msg.Result.Errors) > 0 {
+			t.Errorf("copilot warns: %v %v", msg.Result.Warnings, msg.Result.Errors)
+		}
+		return msg.Result.Hooks
+	}
+}
+
+// The real Copilot CLI (1.0.102) loads the attune.json install writes, in
+// the project (.github/hooks, a trusted folder) and the user's
+// $COPILOT_HOME/hooks, with every event attune writes mapped to one of its
+// own.
+func TestCopilotInstallDiscovered(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	dir := filepath.Join(root, "proj")
+	os.MkdirAll(filepath.Join(home, ".copilot"), 0o700)
+	if err := exec.Command("git", "init", "-q", dir).Run(); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(home, ".copilot", "config.json"), []byte(fmt.Sprintf(`{"trusted_folders": [%q]}`, dir)), 0o600)
+	w := Where{Project: dir, Home: home, Getenv: func(k string) string {
+		if k == "COPILOT_HOME" {
+			return filepath.Join(home, ".copilot")
+		}
+		return ""
+	}}
+	spec, _ := harnessSpecs("copilot")
+	for _, scope := range []Scope{ScopeProject, ScopeUser} {
+		path, _ := HookFile("copilot", scope, w)
+		if _, err := InstallHooks("copilot", path, Install{Binary: "/opt/attune/bin/attune"}, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byOrigin := map[string]map[string]bool{}
+	for _, h := range copilotHooks(t, home, dir) {
+		o, _ := h["origin"].(string)
+		if byOrigin[o] == nil {
+			byOrigin[o] = map[string]bool{}
+		}
+		byOrigin[o][fmt.Sprint(h["hookType"])] = true
+	}
+	for _, o := range []string{"repository", "user"} {
+		if len(byOrigin[o]) != len(spec.events) || !byOrigin[o]["preToolUse"] || !byOrigin[o]["userPromptSubmitted"] || !byOrigin[o]["agentStop"] {
+			t.Errorf("%s hooks: %v, want the %d events %v", o, byOrigin[o], len(spec.events), spec.events)
+		}
 	}
 }
