@@ -124,17 +124,26 @@ func codexTrustEdit(w Where, hooksFile string, fe fileEdit, installing bool) (st
 	if _, err := toml.Decode(string(data), &before); err != nil {
 		return "", nil, 0, false, &hookFileError{real, fmt.Sprintf("is not TOML (%v)", err)}
 	}
+	// Codex names the file by the path it found it at: CODEX_HOME resolved
+	// (a link's target), a project's folder as the working folder was given
+	// (a link kept). Both spellings are trusted when they differ.
 	file := hooksFile
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
 	}
-	drop := map[string]bool{}
-	for _, p := range fe.removed {
-		drop[codexKey(file, p)] = true
+	files := []string{file}
+	if real := filepath.Join(evalOr(filepath.Dir(file)), filepath.Base(file)); real != file {
+		files = append(files, real)
 	}
+	drop := map[string]bool{}
 	rename := map[string]string{}
-	for old, now := range fe.moved {
-		rename[codexKey(file, old)] = codexKey(file, now)
+	for _, file := range files {
+		for _, p := range fe.removed {
+			drop[codexKey(file, p)] = true
+		}
+		for old, now := range fe.moved {
+			rename[codexKey(file, old)] = codexKey(file, now)
+		}
 	}
 	want := map[string]string{}
 	var order []string
@@ -151,9 +160,11 @@ func codexTrustEdit(w Where, hooksFile string, fe fileEdit, installing bool) (st
 			return "", nil, 0, false, fmt.Errorf("attune's own Codex entry for %s does not read back: %v", p.event, err)
 		}
 		h := g.Hooks[0]
-		k := codexKey(file, p)
-		want[k] = codexHookHash(p.event, g.Matcher, h.Command, h.Timeout, h.Async)
-		order = append(order, k)
+		for _, file := range files {
+			k := codexKey(file, p)
+			want[k] = codexHookHash(p.event, g.Matcher, h.Command, h.Timeout, h.Async)
+			order = append(order, k)
+		}
 	}
 	// walk the lines: drop attune's blocks (and any it is about to write),
 	// rename the user's moved ones

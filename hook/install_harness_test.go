@@ -603,3 +603,39 @@ func TestCheckBinary(t *testing.T) {
 		t.Errorf("a binary without attune in its name: %v", err)
 	}
 }
+
+// Codex names a hooks.json by its folder's real path when CODEX_HOME is a
+// link, and by the working folder as given for a project: install trusts
+// both spellings when they differ, and uninstall removes both.
+func TestInstallCodexTrustThroughLink(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "real")
+	os.MkdirAll(real, 0o700)
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	w := Where{Home: root, Getenv: func(k string) string {
+		if k == "CODEX_HOME" {
+			return link
+		}
+		return ""
+	}}
+	path, _ := HookFile("codex", ScopeUser, w)
+	if _, err := InstallHooks("codex", path, testInstall, w); err != nil {
+		t.Fatal(err)
+	}
+	realDir, _ := filepath.EvalSymlinks(real)
+	state := codexState(t, filepath.Join(real, "config.toml"))
+	for _, file := range []string{filepath.Join(link, "hooks.json"), filepath.Join(realDir, "hooks.json")} {
+		if state[file+":pre_tool_use:0:0"] == "" || state[file+":stop:0:0"] == "" {
+			t.Errorf("no trust for %s: %v", file, state)
+		}
+	}
+	if _, err := UninstallHooks("codex", path, w); err != nil {
+		t.Fatal(err)
+	}
+	if state := codexState(t, filepath.Join(real, "config.toml")); len(state) != 0 {
+		t.Errorf("left after uninstall: %v", state)
+	}
+}
