@@ -39,10 +39,13 @@ type Install struct {
 	// HTTP, when set (127.0.0.1:PORT), installs http entries for
 	// `attune hook serve` instead of commands (Claude Code only).
 	HTTP string
-	// Headers are sent with every http entry's request (the secret `hook
-	// serve` checks); nil sends none.
-	Headers map[string]string
+	// Token is the secret of `hook serve`, sent by every http entry as
+	// the X-Attune-Token header; "" sends none.
+	Token string
 }
+
+// tokenHeader is the header an http entry sends Token in.
+const tokenHeader = "X-Attune-Token"
 
 // Harnesses lists the harnesses `hook install` writes entries for.
 func Harnesses() []string { return []string{"claude", "codex", "copilot", "cursor", "gemini"} }

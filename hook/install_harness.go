@@ -48,8 +48,8 @@ func harnessSpecs(name string) (*harnessSpec, bool) {
 				var h []kv
 				if in.HTTP != "" {
 					h = []kv{{"type", "http"}, {"url", "http://" + in.HTTP + HTTPPath}, {"timeout", secs()}}
-					if len(in.Headers) > 0 {
-						h = append(h, kv{"headers", in.Headers})
+					if in.Token != "" {
+						h = append(h, kv{"headers", map[string]string{tokenHeader: in.Token}})
 					}
 				} else {
 					h = []kv{{"type", "command"}, {"command", hookCommand(in, "claude", windows)}, {"timeout", secs()}}
@@ -153,7 +153,7 @@ func (s *harnessSpec) edit(path string, in *Install, w Where) (Installed, error)
 	var add func(string) []byte
 	if in != nil {
 		add = func(ev string) []byte { return s.entry(in, ev) }
-		if in.HTTP != "" && len(in.Headers) > 0 && data == nil {
+		if in.HTTP != "" && in.Token != "" && data == nil {
 			mode = 0o600 // a new file holding a secret header
 		}
 	}

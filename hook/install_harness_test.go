@@ -176,7 +176,7 @@ func TestInstallRefusesBadFiles(t *testing.T) {
 // 2.1.328: a hook that cannot start, times out or exits with another code
 // than 0 or 2 counts as exit 2, blocking the call), and every entry a
 // timeout in seconds beyond attune's own answer deadline; an http entry
-// carries the headers it is given.
+// carries the secret of hook serve it is given as X-Attune-Token.
 func TestInstallClaudeFailsClosed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".claude", "settings.json")
 	if err := InstallClaude(path, testInstall); err != nil {
@@ -206,13 +206,13 @@ func TestInstallClaudeFailsClosed(t *testing.T) {
 			t.Errorf("no %s entry", ev)
 		}
 	}
-	if err := InstallClaude(path, Install{HTTP: "127.0.0.1:8787", Headers: map[string]string{"X-Attune-Token": "$ATTUNE_TOKEN"}}); err != nil {
+	if err := InstallClaude(path, Install{HTTP: "127.0.0.1:8787", Token: "0123456789abcdef0123456789abcdef"}); err != nil {
 		t.Fatal(err)
 	}
 	m = readJSONFile(t, path)
 	hs := ourHandlers(t, m, "claude", "PreToolUse", false)
 	if len(hs) != 1 || hs[0]["type"] != "http" || hs[0]["onFailure"] != "block" || hs[0]["url"] != "http://127.0.0.1:8787"+HTTPPath ||
-		!reflect.DeepEqual(hs[0]["headers"], map[string]any{"X-Attune-Token": "$ATTUNE_TOKEN"}) {
+		!reflect.DeepEqual(hs[0]["headers"], map[string]any{"X-Attune-Token": "0123456789abcdef0123456789abcdef"}) {
 		t.Fatalf("http entry: %v", hs)
 	}
 }

@@ -223,7 +223,6 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "attune hook install: --http %s: not a loopback address; install writes only loopback hook URLs (127.0.0.1 or ::1), since hook answers decide what the agent may run\n", in.HTTP)
 			return 2
 		}
-		in.Headers = serveHeaders()
 	} else {
 		cfg := *cfgFlag
 		if cfg == "" && scope != hook.ScopeUser {
@@ -288,10 +287,6 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
-// serveHeaders are the headers the http entries send `hook serve` (none
-// yet: hook serve takes any loopback request).
-func serveHeaders() map[string]string { return nil }
 
 // harnessNotes is what a user must still do for the harness to run the
 // hooks.
