@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 )
 
 // harnessSpec is how one harness's hook file is written.
@@ -88,11 +89,10 @@ func harnessSpecs(name string) (*harnessSpec, bool) {
 			events: []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop", "PreCompact", "SessionEnd"},
 			guard:  []string{"PreToolUse"},
 			handler: func(in *Install, ev string, windows bool) []kv {
-				key := "bash"
-				if windows {
-					key = "powershell"
+				if windows { // Copilot runs "powershell" there
+					return []kv{{"type", "command"}, {"powershell", powershellCommand(in, "copilot", ev == "PreToolUse")}, {"timeoutSec", secs()}}
 				}
-				return []kv{{"type", "command"}, {key, guardedCommand(in, "copilot", ev, windows, []string{"PreToolUse"})}, {"timeoutSec", secs()}}
+				return []kv{{"type", "command"}, {"bash", guardedCommand(in, "copilot", ev, false, []string{"PreToolUse"})}, {"timeoutSec", secs()}}
 			}}, true
 	case "cursor":
 		// Cursor: .cursor/hooks.json, {"version": 1, "hooks": {event:
@@ -197,4 +197,21 @@ func onlyVersionLeft(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// powershellCommand runs `attune hook DIALECT` from PowerShell (5 and 7):
+// the call operator on quoted paths, and when guard is set, any exit but 0
+// (a missing binary, a crash) becomes exit 2.
+func powershellCommand(in *Install, dialect string, guard bool) string {
+	q := func(p string) string {
+		return "'" + strings.ReplaceAll(strings.ReplaceAll(p, `\`, "/"), "'", "''") + "'"
+	}
+	cmd := "& " + q(in.Binary) + " hook " + dialect
+	if in.Config != "" {
+		cmd += " --config " + q(in.Config)
+	}
+	if guard {
+		cmd += "; if ($LASTEXITCODE -ne 0) { exit 2 }"
+	}
+	return cmd
 }

@@ -639,3 +639,16 @@ func TestInstallCodexTrustThroughLink(t *testing.T) {
 		t.Errorf("left after uninstall: %v", state)
 	}
 }
+
+// On Windows Copilot CLI runs an entry's "powershell": the path is called
+// with & (a quoted path is a string to PowerShell), and on preToolUse any
+// exit but 0 becomes 2; `||` is not PowerShell 5's.
+func TestPowershellCommand(t *testing.T) {
+	in := &Install{Binary: `C:\Program Files\attune\attune.exe`, Config: `C:\p\o'k\attune.toml`}
+	if got, want := powershellCommand(in, "copilot", true), `& 'C:/Program Files/attune/attune.exe' hook copilot --config 'C:/p/o''k/attune.toml'; if ($LASTEXITCODE -ne 0) { exit 2 }`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := powershellCommand(in, "copilot", false); strings.Contains(got, "exit 2") {
+		t.Error(got)
+	}
+}
