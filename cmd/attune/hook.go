@@ -205,7 +205,6 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	in := hook.Install{HTTP: *httpAddr}
-	var notes []string
 	if in.HTTP != "" {
 		if harness != "claude" {
 			fmt.Fprintf(stderr, "attune hook install: --http is for Claude Code (attune hook serve claude); %s runs hook commands\n", harness)
@@ -237,9 +236,6 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "attune hook install: %v\n", err)
 				return 1
 			}
-			notes = append(notes, "configuration: "+in.Config)
-		} else {
-			notes = append(notes, "configuration: attune.toml of each project (or $ATTUNE_CONFIG)")
 		}
 		in.Binary = *binary
 		if in.Binary == "" {
@@ -282,10 +278,22 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 	if in.HTTP == "" {
 		fmt.Fprintf(stdout, "hooks run: %s\n", in.Binary)
 	}
-	for _, n := range append(notes, harnessNotes(harness, scope, where)...) {
+	for _, n := range append(configNotes(in), harnessNotes(harness, scope, where)...) {
 		fmt.Fprintln(stdout, n)
 	}
 	return 0
+}
+
+// configNotes says what the installed hooks answer with: the
+// configuration they load.
+func configNotes(in hook.Install) []string {
+	switch {
+	case in.HTTP != "":
+		return []string{"configuration: the one `attune hook serve claude` loads"}
+	case in.Config != "":
+		return []string{"configuration: " + in.Config}
+	}
+	return []string{"configuration: attune.toml of each project (or $ATTUNE_CONFIG)"}
 }
 
 // harnessNotes is what a user must still do for the harness to run the
