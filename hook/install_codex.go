@@ -172,8 +172,15 @@ func codexTrustEdit(w Where, hooksFile string, fe fileEdit, installing bool) (st
 	var out strings.Builder
 	skipping := false
 	changed := false
-	for _, line := range lines {
+	table := ""
+	for n, line := range lines {
 		text := strings.TrimRight(line, "\r\n")
+		if inlineState(table, text) {
+			return "", nil, 0, false, &hookFileError{fmt.Sprintf("%s:%d", real, n+1), "keeps hook trust in a form attune does not edit (hooks.state as keys, not [hooks.state.\"KEY\"] tables): trust the hooks with /hooks in Codex instead, or write that trust as tables"}
+		}
+		if tableHeader.MatchString(text) {
+			table = strings.Join(strings.Fields(strings.Trim(strings.SplitN(strings.TrimSpace(text), "#", 2)[0], " []")), "")
+		}
 		if m := stateHeader.FindStringSubmatch(text); m != nil {
 			var k struct{ K string }
 			if _, err := toml.Decode("K = "+m[1], &k); err == nil {
@@ -233,3 +240,28 @@ func codexTrustEdit(w Where, hooksFile string, fe fileEdit, installing bool) (st
 	}
 	return real, []byte(result), mode, true, nil
 }
+
+// inlineState reports whether a line of config.toml, in the table named
+// table, defines hook trust as keys (hooks = {...}, hooks.state = ...,
+// [hooks] state = ..., or [hooks.state] "KEY" = ...), which the tables
+// attune appends would collide with.
+func inlineState(table, line string) bool {
+	t := strings.TrimSpace(line)
+	if t == "" || t[0] == '#' || t[0] == '[' {
+		return false
+	}
+	switch table {
+	case "":
+		return rootHooksKey.MatchString(t)
+	case "hooks":
+		return stateKey.MatchString(t)
+	case "hooks.state":
+		return strings.ContainsAny(t, "=")
+	}
+	return false
+}
+
+var (
+	rootHooksKey = regexp.MustCompile(`^hooks\s*(=|\.\s*state\s*[=.])`)
+	stateKey     = regexp.MustCompile(`^state\s*[=.]`)
+)

@@ -652,3 +652,49 @@ func TestPowershellCommand(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// Values of a shape attune does not expect inside an event's list (a
+// string, a number, a group whose hooks is no list) are the user's: they
+// stay through install and uninstall.
+func TestInstallKeepsOddUserValues(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	body := `{"hooks": {"PreToolUse": ["weird", 42, {"hooks": "x"}, {"matcher": "Bash"}], "Custom": "not a list"}}`
+	os.WriteFile(path, []byte(body), 0o644)
+	if err := InstallClaude(path, testInstall); err != nil {
+		t.Fatal(err)
+	}
+	m := readJSONFile(t, path)
+	pre := m["hooks"].(map[string]any)["PreToolUse"].([]any)
+	if len(pre) != 5 || pre[0] != "weird" || pre[1] != json.Number("42") || m["hooks"].(map[string]any)["Custom"] != "not a list" {
+		t.Fatalf("after install: %v", m)
+	}
+	if err := UninstallClaude(path); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !reflect.DeepEqual(decodeNumbers(t, data), decodeNumbers(t, []byte(body))) {
+		t.Fatalf("after uninstall: %s", data)
+	}
+}
+
+// A config.toml that keeps hook trust where attune cannot add tables (an
+// inline hooks.state) is refused, naming it, and neither file changes.
+func TestInstallCodexRefusesInlineState(t *testing.T) {
+	home := t.TempDir()
+	w := Where{Home: home, Getenv: func(string) string { return "" }}
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+	cfgPath := filepath.Join(home, ".codex", "config.toml")
+	cfg := "[hooks]\nstate = { \"x\" = { trusted_hash = \"sha256:1\" } }\n"
+	os.WriteFile(cfgPath, []byte(cfg), 0o600)
+	path, _ := HookFile("codex", ScopeUser, w)
+	_, err := InstallHooks("codex", path, testInstall, w)
+	if err == nil || !strings.Contains(err.Error(), cfgPath) || !strings.Contains(err.Error(), "/hooks") {
+		t.Fatalf("inline state: %v", err)
+	}
+	if data, _ := os.ReadFile(cfgPath); string(data) != cfg {
+		t.Errorf("config.toml changed: %s", data)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("hooks.json written")
+	}
+}
