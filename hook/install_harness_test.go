@@ -698,3 +698,117 @@ func TestInstallCodexRefusesInlineState(t *testing.T) {
 		t.Error("hooks.json written")
 	}
 }
+
+// Whatever a settings file holds, install never panics: it refuses the
+// file (ErrHookFile) or writes valid JSON with every other member as it
+// was, and uninstall then gives back the same values.
+func FuzzInstallEdit(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `null`, `{"hooks": {}}`, "{\r\n\t\"a\": \"}\\\"{\",\r\n\t\"hooks\": {\"PreToolUse\": []}\r\n}",
+		`{"hooks": {"PreToolUse": [{"hooks": [{"command": "x attune hook claude"}]}]}, "n": 1e999}`,
+		`{"a": [1, [2, {"b": "\u00e9"}]], "hooks": {"Stop": [{"hooks": []}]}}`, `{"hooks": []}`, ` `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		spec, _ := harnessSpecs("claude")
+		fe, err := spec.editHookFile("settings.json", body, func(ev string) []byte { return spec.entry(&testInstall, ev) })
+		if err != nil {
+			if !errors.Is(err, ErrHookFile) {
+				t.Fatalf("%q: %v", body, err)
+			}
+			return
+		}
+		if !json.Valid(fe.out) {
+			t.Fatalf("%q gave invalid JSON %q", body, fe.out)
+		}
+		un, err := spec.editHookFile("settings.json", fe.out, nil)
+		if err != nil {
+			t.Fatalf("uninstall of %q: %v", fe.out, err)
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			return
+		}
+		want, got := decodeNumbers(t, body).(map[string]any), decodeNumbers(t, un.out).(map[string]any)
+		// an empty "hooks" attune filled is removed with its entries
+		if h, ok := want["hooks"].(map[string]any); ok && len(h) == 0 {
+			if _, ok := got["hooks"]; !ok {
+				delete(want, "hooks")
+			}
+		}
+		if h, ok := want["hooks"].(map[string]any); ok {
+			gh, _ := got["hooks"].(map[string]any)
+			for ev, v := range h { // an event list emptied of attune's entries goes
+				if l, ok := v.([]any); ok {
+					if _, kept := gh[ev]; !kept && (len(l) == 0 || allOurs(l)) {
+						delete(h, ev)
+					}
+				}
+			}
+			if len(h) == 0 {
+				if _, ok := got["hooks"]; !ok {
+					delete(want, "hooks")
+				}
+			}
+		}
+		if !reflect.DeepEqual(stripOurs(want), stripOurs(got)) {
+			t.Fatalf("%q: install then uninstall gave %q", body, un.out)
+		}
+	})
+}
+
+func allOurs(groups []any) bool {
+	for _, g := range groups {
+		gm, ok := g.(map[string]any)
+		if !ok {
+			return false
+		}
+		hs, ok := gm["hooks"].([]any)
+		if !ok {
+			return false
+		}
+		for _, h := range hs {
+			if !isOurs(h, "claude") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stripOurs drops attune's handlers from decoded settings (the fuzzer
+// may write some of its own), for comparing.
+func stripOurs(m map[string]any) map[string]any {
+	h, ok := m["hooks"].(map[string]any)
+	if !ok {
+		return m
+	}
+	for ev, v := range h {
+		l, ok := v.([]any)
+		if !ok {
+			continue
+		}
+		var keep []any
+		for _, g := range l {
+			gm, ok := g.(map[string]any)
+			if hs, ok2 := gm["hooks"].([]any); ok && ok2 {
+				var left []any
+				for _, x := range hs {
+					if !isOurs(x, "claude") {
+						left = append(left, x)
+					}
+				}
+				if len(left) == 0 && len(hs) > 0 {
+					continue
+				}
+				gm = cloneMap(gm)
+				gm["hooks"] = left
+				keep = append(keep, gm)
+				continue
+			}
+			keep = append(keep, g)
+		}
+		h[ev] = keep
+	}
+	return m
+}
