@@ -70,8 +70,8 @@ type Where struct {
 	Project string
 	// Home is the user's home folder.
 	Home string
-	// Getenv reads the environment (CODEX_HOME, COPILOT_HOME); nil reads
-	// nothing.
+	// Getenv reads the environment (CODEX_HOME, COPILOT_HOME,
+	// GEMINI_CLI_HOME); nil reads nothing.
 	Getenv func(string) string
 }
 
@@ -86,7 +86,7 @@ func (w Where) env(k string) string {
 //
 //	claude   .claude/settings.json, .claude/settings.local.json (local), ~/.claude/settings.json (user)
 //	codex    .codex/hooks.json, $CODEX_HOME/hooks.json (user; CODEX_HOME defaults to ~/.codex)
-//	gemini   .gemini/settings.json, ~/.gemini/settings.json (user)
+//	gemini   .gemini/settings.json, ~/.gemini/settings.json (user; GEMINI_CLI_HOME stands for ~)
 //	copilot  .github/hooks/attune.json, $COPILOT_HOME/hooks/attune.json (user; default ~/.copilot)
 //	cursor   .cursor/hooks.json, ~/.cursor/hooks.json (user)
 //
@@ -98,7 +98,7 @@ func HookFile(harness string, scope Scope, w Where) (string, error) {
 	if scope == ScopeLocal && harness != "claude" {
 		return "", fmt.Errorf("%s has no local settings file: install into the project (the default) or --user", harness)
 	}
-	if scope == ScopeUser && w.Home == "" && !(harness == "codex" && w.env("CODEX_HOME") != "") && !(harness == "copilot" && w.env("COPILOT_HOME") != "") {
+	if scope == ScopeUser && w.Home == "" && !(harness == "codex" && w.env("CODEX_HOME") != "") && !(harness == "copilot" && w.env("COPILOT_HOME") != "") && !(harness == "gemini" && w.env("GEMINI_CLI_HOME") != "") {
 		return "", errors.New("no home folder to install into (HOME is not set)")
 	}
 	if scope != ScopeUser && w.Project == "" {
@@ -121,7 +121,11 @@ func HookFile(harness string, scope Scope, w Where) (string, error) {
 		return filepath.Join(w.Project, ".codex", "hooks.json"), nil
 	case "gemini":
 		if user {
-			return filepath.Join(w.Home, ".gemini", "settings.json"), nil
+			home := w.env("GEMINI_CLI_HOME") // Gemini CLI's stand-in for the home folder
+			if home == "" {
+				home = w.Home
+			}
+			return filepath.Join(home, ".gemini", "settings.json"), nil
 		}
 		return filepath.Join(w.Project, ".gemini", "settings.json"), nil
 	case "copilot":

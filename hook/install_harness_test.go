@@ -561,6 +561,14 @@ func TestHookFilePaths(t *testing.T) {
 			t.Errorf("%s %d: %s %v, want %s", c.harness, c.scope, got, err, c.want)
 		}
 	}
+	if p, _ := HookFile("gemini", ScopeUser, Where{Home: "/h", Getenv: func(k string) string {
+		if k == "GEMINI_CLI_HOME" {
+			return "/g"
+		}
+		return ""
+	}}); p != filepath.FromSlash("/g/.gemini/settings.json") {
+		t.Errorf("gemini with GEMINI_CLI_HOME: %s", p)
+	}
 	if _, err := HookFile("codex", ScopeLocal, w); err == nil {
 		t.Error("codex --local accepted")
 	}

@@ -40,6 +40,7 @@ func TestHookInstallUser(t *testing.T) {
 	t.Setenv("USERPROFILE", home)
 	t.Setenv("CODEX_HOME", filepath.Join(home, ".codex"))
 	t.Setenv("COPILOT_HOME", "")
+	t.Setenv("GEMINI_CLI_HOME", "")
 	bin := stableProgram(t)
 	for harness, file := range map[string]string{
 		"claude":  ".claude/settings.json",
