@@ -70,8 +70,8 @@ type Where struct {
 	Project string
 	// Home is the user's home folder.
 	Home string
-	// Getenv reads the environment (CODEX_HOME, COPILOT_HOME,
-	// GEMINI_CLI_HOME); nil reads nothing.
+	// Getenv reads the environment (CLAUDE_CONFIG_DIR, CODEX_HOME,
+	// COPILOT_HOME, GEMINI_CLI_HOME); nil reads nothing.
 	Getenv func(string) string
 }
 
@@ -84,7 +84,7 @@ func (w Where) env(k string) string {
 
 // HookFile returns the file a harness reads its hooks from for a scope:
 //
-//	claude   .claude/settings.json, .claude/settings.local.json (local), ~/.claude/settings.json (user)
+//	claude   .claude/settings.json, .claude/settings.local.json (local), ~/.claude/settings.json (user; $CLAUDE_CONFIG_DIR/settings.json when set)
 //	codex    .codex/hooks.json, $CODEX_HOME/hooks.json (user; CODEX_HOME defaults to ~/.codex)
 //	gemini   .gemini/settings.json, ~/.gemini/settings.json (user; GEMINI_CLI_HOME stands for ~)
 //	copilot  .github/hooks/attune.json, $COPILOT_HOME/hooks/attune.json (user; default ~/.copilot)
@@ -98,7 +98,7 @@ func HookFile(harness string, scope Scope, w Where) (string, error) {
 	if scope == ScopeLocal && harness != "claude" {
 		return "", fmt.Errorf("%s has no local settings file: install into the project (the default) or --user", harness)
 	}
-	if scope == ScopeUser && w.Home == "" && !(harness == "codex" && w.env("CODEX_HOME") != "") && !(harness == "copilot" && w.env("COPILOT_HOME") != "") && !(harness == "gemini" && w.env("GEMINI_CLI_HOME") != "") {
+	if scope == ScopeUser && w.Home == "" && !(harness == "codex" && w.env("CODEX_HOME") != "") && !(harness == "copilot" && w.env("COPILOT_HOME") != "") && !(harness == "gemini" && w.env("GEMINI_CLI_HOME") != "") && !(harness == "claude" && w.env("CLAUDE_CONFIG_DIR") != "") {
 		return "", errors.New("no home folder to install into (HOME is not set)")
 	}
 	if scope != ScopeUser && w.Project == "" {
@@ -108,6 +108,9 @@ func HookFile(harness string, scope Scope, w Where) (string, error) {
 	switch harness {
 	case "claude":
 		if user {
+			if d := w.env("CLAUDE_CONFIG_DIR"); d != "" { // Claude Code's own folder, moved
+				return filepath.Join(d, "settings.json"), nil
+			}
 			return filepath.Join(w.Home, ".claude", "settings.json"), nil
 		}
 		if scope == ScopeLocal {

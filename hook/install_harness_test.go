@@ -569,6 +569,14 @@ func TestHookFilePaths(t *testing.T) {
 	}}); p != filepath.FromSlash("/g/.gemini/settings.json") {
 		t.Errorf("gemini with GEMINI_CLI_HOME: %s", p)
 	}
+	if p, _ := HookFile("claude", ScopeUser, Where{Home: "/h", Getenv: func(k string) string {
+		if k == "CLAUDE_CONFIG_DIR" {
+			return "/cc"
+		}
+		return ""
+	}}); p != filepath.FromSlash("/cc/settings.json") {
+		t.Errorf("claude with CLAUDE_CONFIG_DIR: %s", p)
+	}
 	if _, err := HookFile("codex", ScopeLocal, w); err == nil {
 		t.Error("codex --local accepted")
 	}

@@ -41,6 +41,7 @@ func TestHookInstallUser(t *testing.T) {
 	t.Setenv("CODEX_HOME", filepath.Join(home, ".codex"))
 	t.Setenv("COPILOT_HOME", "")
 	t.Setenv("GEMINI_CLI_HOME", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	bin := stableProgram(t)
 	for harness, file := range map[string]string{
 		"claude":  ".claude/settings.json",
