@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -85,6 +86,74 @@ func MatchPath(pattern, path string) bool {
 	return pattern == path
 }
 
+// ToolSegment is an upstream's tool name as the last segment of its tool
+// path, mcp/UPSTREAM/SEGMENT: the name with each '%', '/', backslash, '*', '?',
+// control character (below 0x20, and 0x7f) and each '.' of a run of two or
+// more dots written as %XX (two upper-case hex digits of the byte). A
+// name cannot add a segment to its path (a/b, ../etc) nor write a pattern
+// (*): mcp/fs/* is every tool of fs and no other, and the encoding is one
+// to one (% itself is encoded). docs/mcp.md says the same.
+func ToolSegment(name string) string {
+	clean := true
+	for k := 0; k < len(name); k++ {
+		if segmentByte(name, k) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return name
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(name)+8)
+	for k := 0; k < len(name); k++ {
+		if c := name[k]; segmentByte(name, k) {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// segmentByte reports whether ToolSegment encodes the byte name[k].
+func segmentByte(name string, k int) bool {
+	switch c := name[k]; {
+	case c == '%', c == '/', c == '\\', c == '*', c == '?', c < 0x20, c == 0x7f:
+		return true
+	case c == '.':
+		return k > 0 && name[k-1] == '.' || k+1 < len(name) && name[k+1] == '.'
+	}
+	return false
+}
+
+// mcpPathProblem checks an entry of [harness.mcp.tools] under mcp/: it
+// names tools as their paths are written (ToolSegment), so a tool name's
+// '/', '..', '?' or control character is written %XX, never as it is.
+func mcpPathProblem(p string) string {
+	rest, ok := strings.CutPrefix(p, "mcp/")
+	if !ok || rest == "**" || rest == "*" {
+		return ""
+	}
+	up, tool, found := strings.Cut(rest, "/")
+	switch {
+	case !found:
+		return ""
+	case up == "" || tool == "":
+		return fmt.Sprintf("tool path %s: an MCP tool's path is mcp/UPSTREAM/TOOL", quote(p))
+	case tool == "*" || tool == "**":
+		return ""
+	case strings.Contains(tool, "/"):
+		return fmt.Sprintf("tool path %s: an MCP tool's path is mcp/UPSTREAM/TOOL, one segment after the upstream; a / in a tool's name is written %%2F (mcp/%s/%s)", quote(p), up, ToolSegment(tool))
+	}
+	for k := 0; k < len(tool); k++ {
+		if c := tool[k]; c != '%' && segmentByte(tool, k) {
+			return fmt.Sprintf("tool path %s: a tool name's %q is written %%%02X in its path (docs/mcp.md, tool paths)", quote(p), string(c), c)
+		}
+	}
+	return ""
+}
+
 // patternProblem checks a tool path or pattern: a * may only end it, as
 // /* or /**, or be the whole pattern.
 func patternProblem(p string) string {
@@ -149,7 +218,7 @@ func (d *decoder) mcp(cfg *Config, mp path, v any) {
 			for _, pat := range d.keysInOrder(p, tt) {
 				pp := p.key(pat)
 				d.line(pp)
-				if problem := patternProblem(pat); problem != "" {
+				if problem := cmp.Or(patternProblem(pat), mcpPathProblem(pat)); problem != "" {
 					d.errorf(pp, "%s", problem)
 					continue
 				}

@@ -46,6 +46,9 @@ type BoundaryResult struct {
 	LoopEnd *session.LoopEnd
 	// RefusedBy is "guard" when a boundary guard refused.
 	RefusedBy string
+	// Halt is set when a guard or hook called (halt REASON) during the
+	// step: the agent's turn is to end (a halted round end never continues).
+	Halt *Halt
 	// Err is the error behind a refusal or failure (nil when ok), an *Error.
 	Err error
 }
@@ -82,6 +85,18 @@ func (b *bchain) putRecord(r *registry, t *lua.LTable) { r.bounds.Put(t) }
 func (b *bchain) invoke(_ *luabind.State, gr *guardRun) Outcome { return b.step(gr.k + 1) }
 
 func (b *bchain) retrying() bool { return false }
+
+func (b *bchain) proceeds(v verdict) bool { return v == verdictAllow }
+
+func (b *bchain) proceed(_ *luabind.State, gr *guardRun) Outcome { return b.step(gr.k + 1) }
+
+// verdict: allow lets the boundary open; ask is a tool guard's verdict only.
+func (b *bchain) verdict(_ *guardRun, v verdict, reason string, out Outcome) Outcome {
+	if v == verdictAsk {
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "ask is for tool guards only; a boundary guard refused with it: " + reason}
+	}
+	return out
+}
 
 func (b *bchain) retryFrom(_ *guardRun, reason string) Outcome {
 	return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "retry is for tool guards only; a boundary guard refused with it: " + reason}
@@ -122,8 +137,8 @@ func boundaryTable(r *registry, rec map[string]any) *lua.LTable {
 
 // boundaryFields are the fields of a boundary record (docs/forms.md, Records), in sorted
 // order: a record iterates under pairs() in the order it was primed.
-var boundaryFields = []string{"activated", "bot", "context_fresh", "host_continue", "input",
-	"instance", "kind", "output", "phase", "round", "session", "turn"}
+var boundaryFields = []string{"activated", "bot", "context_fresh", "harness", "host_continue", "input",
+	"instance", "kind", "output", "phase", "round", "session", "source", "turn"}
 
 // Words of the boundary record, boxed once for every state.
 var (
@@ -131,6 +146,7 @@ var (
 	lvRound lua.LValue = lua.LString("round")
 	lvStart lua.LValue = lua.LString("start")
 	lvEnd   lua.LValue = lua.LString("end")
+	lvSess  lua.LValue = lua.LString("session")
 )
 
 func boxedWord(s string) lua.LValue {
@@ -143,6 +159,8 @@ func boxedWord(s string) lua.LValue {
 		return lvStart
 	case "end":
 		return lvEnd
+	case "session":
+		return lvSess
 	}
 	return lua.LString(s)
 }
@@ -235,7 +253,7 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 		}
 		spread := time.AfterFunc(hookSpread, func() {
 			for range len(groups) - int(next.Load()) { // the groups no one took yet
-				if !i.e.workers.tryGo(work) {
+				if !i.e.workers.TryGo(work) {
 					break
 				}
 			}
@@ -353,12 +371,15 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	s.input, s.fresh, s.activated = in.Input, in.ContextFresh, false
 	s.mu.Unlock()
 	rec := s.boundaryRecord("turn", "start")
+	if h := harnessOf(ctx); h != nil {
+		rec["harness"] = h
+	}
 	callID := s.boundaryID("turn", "start")
 	s.journaling.Store(true)
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["turn"], rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status,
-		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Engine: Version}
+		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Engine: Version, Harness: rec["harness"]}
 	if s.rp == nil {
 		if entry.Pin, err = set.pinBlob(ctx); err != nil {
 			set.release()
@@ -374,7 +395,9 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 		s.mu.Unlock()
 		s.journaling.Store(false)
 		set.release()
-		return refusedResult(out), s.flush(ctx)
+		res := refusedResult(out)
+		res.Halt = s.takeHalt()
+		return res, s.flush(ctx)
 	}
 	s.mu.Lock()
 	s.inTurn = true
@@ -385,7 +408,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	// a step's entry follows what happened during it (deliveries, notes)
 	entry.Error = failText(failure)
 	s.journal(entry)
-	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes}
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes, Halt: s.takeHalt()}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
@@ -445,18 +468,23 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	s.round++
 	s.mu.Unlock()
 	rec := s.boundaryRecord("round", "start")
+	if h := harnessOf(ctx); h != nil {
+		rec["harness"] = h
+	}
 	callID := s.boundaryID("round", "start")
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["round"], rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.RoundBegin, Turn: s.turn, Round: s.round, Status: out.Status,
-		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error}
+		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Harness: rec["harness"]}
 	if out.Status != StatusOK {
 		i.refuseBoundary(ctx, set, "round", rec, out, callID)
 		s.journal(entry)
 		s.mu.Lock()
 		s.round--
 		s.mu.Unlock()
-		return refusedResult(out), s.flush(ctx)
+		res := refusedResult(out)
+		res.Halt = s.takeHalt()
+		return res, s.flush(ctx)
 	}
 	s.inRound = true
 	notes, failure := i.runHooks(ctx, set, "round", "start", rec, callID)
@@ -470,7 +498,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 			s.journal(session.Entry{Type: session.Consume, ID: n.ID})
 		}
 	}
-	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: placed}
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: placed, Halt: s.takeHalt()}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
@@ -494,6 +522,9 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 	}
 	set := i.turnSet
 	rec := s.boundaryRecord("round", "end")
+	if h := harnessOf(ctx); h != nil {
+		rec["harness"] = h
+	}
 	rec["host_continue"] = in.HostContinue
 	if in.Output != nil {
 		rec["output"] = *in.Output
@@ -507,11 +538,15 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 			cont = true
 		}
 	}
+	halt := s.takeHalt()
+	if halt != nil { // the turn ends here (halt.go)
+		cont = false
+	}
 	s.inRound = false
 	s.activated = cont && !in.HostContinue
 	s.journal(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont,
-		CallID: callID, Status: statusOf(failure), Error: failText(failure)})
-	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont}
+		CallID: callID, Status: statusOf(failure), Error: failText(failure), Harness: rec["harness"]})
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont, Halt: halt}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
@@ -531,15 +566,19 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 		return BoundaryResult{}, errorf(CodeNoOpenTurn, "%s has no open turn", i.id)
 	}
 	var early []Note
+	var halt *Halt
 	if s.inRound {
 		r, err := i.endRound(ctx, RoundEnd{})
 		if err != nil {
 			return r, err
 		}
-		early = r.Notes
+		early, halt = r.Notes, r.Halt
 	}
 	set := i.turnSet
 	rec := s.boundaryRecord("turn", "end")
+	if h := harnessOf(ctx); h != nil {
+		rec["harness"] = h
+	}
 	callID := s.boundaryID("turn", "end")
 	notes, failure := i.runHooks(ctx, set, "turn", "end", rec, callID)
 	s.emit(notes, callID)
@@ -548,7 +587,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	if err != nil {
 		return BoundaryResult{}, err
 	}
-	s.journal(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs, CallID: callID, Status: statusOf(failure), Error: failText(failure)})
+	s.journal(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs, CallID: callID, Status: statusOf(failure), Error: failText(failure), Harness: rec["harness"]})
 	s.mu.Lock()
 	s.inTurn = false
 	s.mu.Unlock()
@@ -562,7 +601,10 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 		}
 	}
 	le := session.Merge(addenda, turnNotes)
-	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: append(early, notes...), LoopEnd: &le}
+	if h := s.takeHalt(); halt == nil {
+		halt = h
+	}
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: append(early, notes...), LoopEnd: &le, Halt: halt}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
 }

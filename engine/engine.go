@@ -15,6 +15,7 @@ import (
 
 	"github.com/attune-dev/attune/behaviors"
 	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/internal/workers"
 	"github.com/attune-dev/attune/luabind"
 	"github.com/attune-dev/attune/pin"
 	"github.com/attune-dev/attune/scheme"
@@ -141,7 +142,7 @@ type Engine struct {
 	instances map[string]*Instance
 	owners    *ownerCache
 	calls     *queryRecords // query call records made outside turns (memory only)
-	workers   *workerPool   // run boundary hooks of several registries at once
+	workers   *workers.Pool // run boundary hooks of several registries at once
 	seq       atomic.Int64
 	// liveStates counts the Lua states of this engine's registries that are
 	// open (tests watch it for leaks).
@@ -237,7 +238,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	}
 	e.owners = newOwnerCache()
 	e.calls = newQueryRecords()
-	e.workers = newWorkerPool(64)
+	e.workers = workers.New(64)
 	if lim := o.Config.Engine.MemoryLimit; lim > 0 {
 		e.watchdog = luabind.NewWatchdog(uint64(lim))
 	}
@@ -256,7 +257,7 @@ func (e *Engine) Close() error {
 	for _, i := range insts {
 		i.release()
 	}
-	e.workers.close()
+	e.workers.Close()
 	if e.watchdog != nil {
 		e.watchdog.Close()
 		e.watchdog = nil

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/attune-dev/attune/config"
 	lua "github.com/attune-dev/attune/internal/lua"
 
 	"github.com/attune-dev/attune/luabind"
@@ -32,10 +34,12 @@ type sessionState struct {
 	fresh     bool
 	turnPin   string // the pin blob the open turn runs (its turn-begin entry's)
 
-	journaling atomic.Bool // a turn is open: tool calls are journaled
-	begun      atomic.Bool // the journal has an entry
-	rp         *replayer   // set while replaying: the host is answered from the journal
-	from       sessionBase // where the state was read from (sessionsnapshot.go)
+	journaling atomic.Bool          // a turn is open: tool calls are journaled
+	begun      atomic.Bool          // the journal has an entry
+	rp         *replayer            // set while replaying: the host is answered from the journal
+	halt       atomic.Pointer[Halt] // a halt not yet reported by a step (halt.go)
+	user       []session.Note       // notes for the user, not yet taken (TakeUserNotes; mu)
+	from       sessionBase          // where the state was read from (sessionsnapshot.go)
 }
 
 func (e *Engine) openSession(ctx context.Context, i *Instance) (*sessionState, error) {
@@ -70,7 +74,7 @@ func (s *sessionState) adopt(entries []session.Entry) {
 			s.inTurn, s.inRound = false, false
 			s.book.Seal()
 		case session.Emit:
-			if en.Note != nil {
+			if en.Note != nil && en.Note.Kind != session.User {
 				s.book.Adopt(*en.Note)
 			}
 		case session.Consume:
@@ -155,15 +159,29 @@ func fAdmitRead(s *luabind.State) int {
 		// find it again (R3.10)
 		s.ArgError("admit/read", 1, "the key %q is not valid UTF-8; keys are text", key)
 	}
+	rc := ReadCall{Instance: fr.inst.id, Session: fr.inst.rec.Session, CallID: fr.callID, Key: key}
+	dkey := key // the delivery's key: KEY, or KEY and its argument as JSON (journaled so)
+	if s.L.GetTop() >= 2 && s.L.Get(2) != lua.LNil {
+		arg, err := s.FromLua(s.L.Get(2))
+		if err != nil {
+			s.ArgError("admit/read", 2, "the argument must be plain data: %v", err)
+		}
+		b, err := json.Marshal(arg)
+		if err != nil {
+			s.ArgError("admit/read", 2, "the argument has no JSON form: %v", err)
+		}
+		rc.Arg, rc.HasArg = arg, true
+		dkey = key + " " + string(b)
+	}
 	fr.effect()
-	v, err := fr.inst.deliverFor(fr.ctx, session.Read, key, fr.callID, func(ctx context.Context) (any, error) {
-		return fr.inst.e.runRead(context.WithValue(ctx, readKey{}, ReadCall{Instance: fr.inst.id, Session: fr.inst.rec.Session, CallID: fr.callID, Key: key}), key)
+	v, err := fr.inst.deliverFor(fr.ctx, session.Read, dkey, fr.callID, func(ctx context.Context) (any, error) {
+		return fr.inst.e.runRead(context.WithValue(ctx, readKey{}, rc), key)
 	})
 	if err != nil {
 		if c := CodeOf(err); c == CodeHostTimeout || c == CodeCancelled || c == CodeNotPlain {
 			s.L.RaiseError("%s", err.Error()) // "host-timeout: admit/read KEY did not answer ..."
 		}
-		s.L.RaiseError("admit/read %s: %v", key, err)
+		s.L.RaiseError("admit/read %s: %v", dkey, err)
 	}
 	s.L.Push(s.ToLua(v))
 	return 1
@@ -174,6 +192,7 @@ func fAdmitRead(s *luabind.State) int {
 type noteSink struct {
 	notes []session.Note
 	phase string
+	bytes int64 // of the notes' text (engine.max_boundary_note_bytes)
 }
 
 func fNotify(s *luabind.State) int {
@@ -186,14 +205,16 @@ func fNotify(s *luabind.State) int {
 	kind := session.Ambient
 	if k := s.L.Get(2); k != lua.LNil {
 		ks, ok := k.(lua.LString)
-		if !ok || (ks != session.Ambient && ks != session.Activating) {
-			s.ArgError("notify", 2, "kind must be \"ambient\" or \"activating\", got %s", lua.LVAsString(s.L.ToStringMeta(k)))
+		if !ok || (ks != session.Ambient && ks != session.Activating && ks != session.User) {
+			s.ArgError("notify", 2, "kind must be \"ambient\", \"activating\" or \"user\", got %s", lua.LVAsString(s.L.ToStringMeta(k)))
 		}
 		kind = string(ks)
 	}
+	body := lua.LVAsString(s.L.ToStringMeta(text))
+	noteLimits(s, r, fr, int64(len(body)))
 	fr.effect()
 	ss := fr.inst.sess.Load()
-	n := session.Note{ID: ss.book.NewID(), Kind: kind, Text: lua.LVAsString(s.L.ToStringMeta(text)), Program: r.program}
+	n := session.Note{ID: ss.book.NewID(), Kind: kind, Text: body, Program: r.program}
 	ss.mu.Lock()
 	n.Turn, n.Round = ss.turn, ss.round
 	ss.mu.Unlock()
@@ -207,6 +228,35 @@ func fNotify(s *luabind.State) int {
 	return 1
 }
 
+// noteLimits refuses a note over engine.max_note_bytes, or one that takes
+// what the program emitted at this boundary (or on this callback's lineage,
+// outside a boundary hook) over engine.max_boundary_note_bytes: a memory
+// error naming the program, before anything is stored or sent.
+func noteLimits(s *luabind.State, r *registry, fr *frame, n int64) {
+	cfg := fr.inst.e.cfg.Engine
+	most, boundary := cfg.MaxNoteBytes, cfg.MaxBoundaryNoteBytes
+	if most <= 0 {
+		most = config.DefaultMaxNoteBytes
+	}
+	if boundary <= 0 {
+		boundary = config.DefaultMaxBoundaryNoteBytes
+	}
+	if n > most {
+		s.L.RaiseError("memory: notify: program %s: a note of %d bytes is over engine.max_note_bytes (%d)", r.program, n, most)
+	}
+	count := fr.noted
+	if fr.notes != nil {
+		count = &fr.notes.bytes
+	}
+	if count == nil {
+		return
+	}
+	if *count+n > boundary {
+		s.L.RaiseError("memory: notify: program %s: its notes here come to %d bytes, over engine.max_boundary_note_bytes (%d)", r.program, *count+n, boundary)
+	}
+	*count += n
+}
+
 // emit commits notes to the book (in the order given) and the journal,
 // under the call id of the step (or nested call) that emitted them.
 func (s *sessionState) emit(notes []session.Note, callID string) {
@@ -217,8 +267,14 @@ func (s *sessionState) emit(notes []session.Note, callID string) {
 			s.rp.mu.Unlock()
 			continue
 		}
-		s.book.Add(n)
 		c := n
+		if n.Kind == session.User { // for the user only: never placed into the model's context
+			s.mu.Lock()
+			s.user = append(s.user, n)
+			s.mu.Unlock()
+		} else {
+			s.book.Add(n)
+		}
 		s.journal(session.Entry{Type: session.Emit, Note: &c, CallID: callID})
 		if f := s.i.e.onNote; f != nil {
 			f(s.i.id, n)

@@ -39,7 +39,20 @@ type Outcome struct {
 	// Hidden is set when the refusal handed to :post-fail hooks was hidden
 	// (the floor never saw the call).
 	Hidden bool
-	CallID string
+	// Verdict is a tool guard's word to the harness about a call that goes
+	// ahead: "" (none: the harness's own permission rules apply),
+	// VerdictAllow or VerdictAsk; VerdictReason is the guard's reason. An
+	// ask where the core runs in-process refuses the call (Verdict stays
+	// "ask").
+	Verdict       string
+	VerdictReason string
+	// Halt is set when a guard or hook called (halt REASON) during the
+	// call: the host ends the agent's turn.
+	Halt *Halt
+	// Replaced is set when a result guard replaced the core's result
+	// (Result is the new one).
+	Replaced bool
+	CallID   string
 	// Err is the error behind a refusal or failure (nil when ok): an
 	// *Error whose Code is the refused_by word or the failure's kind, and
 	// whose text is Reason or Error.
@@ -64,6 +77,7 @@ type toolEntry struct {
 	outside string
 	guards  []*guardDecl
 	hooks   []*hookDecl
+	results []*guardDecl // result guards (resultguard.go)
 	fast    bool
 	// quick: fast, inside the ceiling, and the floor is the default one
 	// (which cannot refuse an unmarked call): only the core runs.
@@ -105,8 +119,13 @@ func (s *regSet) toolTable() *toolTable {
 					te.hooks = append(te.hooks, h)
 				}
 			}
+			for _, g := range r.resultGuards {
+				if match(g.pattern, path) {
+					te.results = append(te.results, g)
+				}
+			}
 		}
-		te.fast = len(te.guards) == 0 && len(te.hooks) == 0 && host != nil
+		te.fast = len(te.guards) == 0 && len(te.hooks) == 0 && len(te.results) == 0 && host != nil
 		te.quick = te.fast && te.allowed && s.engine.markFloor
 		if host != nil {
 			te.core = host.Core
@@ -159,6 +178,7 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 	}
 	out := i.tool(ctx, c, found, in)
 	out.settle()
+	out.Halt = i.sess.Load().takeHalt()
 	return out
 }
 
@@ -249,7 +269,9 @@ func (i *Instance) tool(ctx context.Context, c ToolCall, found *toolEntry, in *t
 	}
 	out := i.runChain(ctx, set, te, c, nil)
 	if ss.journaling.Load() {
-		ss.journalBehind(journalTool(c.Path, args, out))
+		en := journalTool(c.Path, args, out)
+		en.Harness = harnessOf(ctx)
+		ss.journalBehind(en)
 	}
 	return out
 }
@@ -333,6 +355,7 @@ type chainState struct {
 	marks   []string
 
 	seq       int64 // nested call ids under callID
+	noted     int64 // bytes of the notes its callbacks emitted (frame.noted)
 	thread    *thread
 	callIDLV  lua.LValue
 	argsLV    lua.LValue // a string argument, boxed once (argsValue)
@@ -351,6 +374,8 @@ type chainState struct {
 	// begins if nothing but engine code runs before it
 	scope  *callScope
 	hostAt time.Time
+	// harness is the harness data the call's records carry (harness.go)
+	harness any
 }
 
 // callScope is made once for a call from the host: the thread its chain
@@ -408,7 +433,7 @@ func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, 
 	ch := chains.Get().(*chain)
 	defer chains.Put(ch)
 	marks := ch.marks[:0] // the list, not its labels, outlives a call
-	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, args: luabind.Plain(c.Args), ext: ext, marks: marks}
+	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, args: luabind.Plain(c.Args), ext: ext, marks: marks, harness: harnessOf(ctx)}
 	ch.retries = &ch.ownRetries
 	if parent != nil && parent.retries != nil {
 		ch.retries = parent.retries // one retry budget per lineage (R5.7)
@@ -481,6 +506,9 @@ func (c *chain) frame(r *registry, d *decl) *frame {
 	c.parent.enter(fr)
 	fr.thread = c.thread
 	fr.retries = c.retries
+	if fr.noted == nil {
+		fr.noted = &c.noted
+	}
 	return fr
 }
 
@@ -569,6 +597,44 @@ func (c *chain) invoke(s *luabind.State, gr *guardRun) Outcome {
 	if gr.k+1 == len(c.te.guards) {
 		c.hostAt = s.HostSince()
 	}
+	return c.invokeWith(s, gr, v)
+}
+
+// proceed is invoke() for a guard that returned (allow REASON) or (ask
+// REASON) without calling it: call.args as the guard left it goes on.
+func (c *chain) proceed(s *luabind.State, gr *guardRun) Outcome {
+	return c.invokeWith(s, gr, gr.call.PeekRecordAt(callArgs, "args"))
+}
+
+// proceeds: allow lets the call go on; ask only where a harness can ask
+// its user first: it runs the core (ToolBegin), or the call came from one
+// (a replay of a harness's call). Otherwise no one is there to ask, and
+// the call is refused (verdict).
+func (c *chain) proceeds(v verdict) bool { return v == verdictAllow || c.askable() }
+
+func (c *chain) askable() bool { return c.ext != nil || c.harness != nil }
+
+// verdict sets the harness's verdict on a call that goes ahead, the
+// strictest of the chain's guards holding (ask over allow); a refusal or
+// failure stays as it is.
+func (c *chain) verdict(gr *guardRun, v verdict, reason string, out Outcome) Outcome {
+	if v == verdictAsk && !c.askable() {
+		if reason == "" {
+			reason = "the guard at " + gr.g.pos + " asks for approval"
+		}
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Verdict: VerdictAsk, VerdictReason: reason,
+			Reason: reason + " (no one to ask: the core runs in this host)"}
+	}
+	if out.Status != StatusOK && out.Status != StatusPending {
+		return out
+	}
+	if w := verdictWord(v); stricter(w, out.Verdict) {
+		out.Verdict, out.VerdictReason = w, reason
+	}
+	return out
+}
+
+func (c *chain) invokeWith(s *luabind.State, gr *guardRun, v lua.LValue) Outcome {
 	args := gr.args
 	placed := gr.argsLV
 	if l, ok := placed.(*lua.LLazy); ok {
@@ -618,6 +684,9 @@ func (c *chain) inner(args any) Outcome {
 		}
 	}
 	out := c.core(args)
+	if out.Status == StatusOK && len(c.te.results) > 0 {
+		out = c.results(args, out)
+	}
 	if out.Status != StatusOK || len(c.te.hooks) == 0 { // no :post to run: out as it is, not copied through post
 		return out
 	}

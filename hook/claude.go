@@ -32,6 +32,7 @@ type claudeInput struct {
 	AgentType      string          `json:"agent_type"`
 	Source         string          `json:"source"`
 	Trigger        string          `json:"trigger"`
+	Reason         string          `json:"reason"`
 }
 
 var claudeKinds = map[string]Kind{
@@ -48,7 +49,7 @@ var claudeKinds = map[string]Kind{
 	"Notification":      Other,
 	"PermissionRequest": Other,
 	"PermissionDenied":  Other,
-	"SubagentStart":     Other,
+	"SubagentStart":     SubagentStart,
 	"PostToolBatch":     Other,
 }
 
@@ -65,7 +66,9 @@ func (Claude) Parse(data []byte) (Event, error) {
 	if err := json.Unmarshal(data, &in); err != nil {
 		return Event{Kind: claudeKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
 	}
-	return in.event(claudeKinds)
+	ev, err := in.event(claudeKinds)
+	ev.Fields = EventFields(data)
+	return ev, err
 }
 
 func (in *claudeInput) event(kinds map[string]Kind) (Event, error) {
@@ -79,7 +82,7 @@ func (in *claudeInput) event(kinds map[string]Kind) (Event, error) {
 	ev := Event{Kind: k, Name: in.Event, Session: in.Session, Cwd: in.Cwd, Turn: in.TurnID,
 		Tool: in.Tool, ToolUseID: in.ToolUseID, ToolResponse: in.ToolResponse, Prompt: in.Prompt,
 		StopActive: in.StopHookActive, LastMessage: in.LastMessage, AgentID: in.AgentID, AgentType: in.AgentType,
-		Source: in.Source}
+		Source: in.Source, Reason: in.Reason}
 	if len(in.ToolInput) > 0 && string(in.ToolInput) != "null" {
 		if err := json.Unmarshal(in.ToolInput, &ev.ToolInput); err != nil {
 			return ev, fmt.Errorf("%w: tool_input: %v", ErrBadEvent, err)
@@ -151,15 +154,28 @@ func (Claude) Render(ev Event, a Answer) []byte {
 		if a.UpdatedInput != nil {
 			specific["updatedInput"] = a.UpdatedInput
 		}
-	case Prompt, Stop, SubagentStop:
+	case Prompt, Stop, SubagentStop, ToolPost:
 		if a.Decision == "block" {
 			out["decision"] = "block"
 			out["reason"] = a.Reason
 		}
 	}
+	if ev.Kind == ToolPost && a.HasOutput {
+		// an MCP tool's result is replaced by updatedMCPToolOutput, a
+		// built-in tool's by updatedToolOutput in the tool's own shape
+		if strings.HasPrefix(ev.Tool, "mcp__") {
+			specific["updatedMCPToolOutput"] = a.UpdatedOutput
+		} else {
+			specific["updatedToolOutput"] = a.UpdatedOutput
+		}
+	}
+	if a.Halt {
+		out["continue"] = false
+		out["stopReason"] = a.StopReason
+	}
 	if a.Context != "" {
 		switch ev.Kind {
-		case Prompt, ToolPre, ToolPost, ToolFail, SessionStart:
+		case Prompt, ToolPre, ToolPost, ToolFail, SessionStart, SubagentStart:
 			specific["additionalContext"] = a.Context
 		}
 	}

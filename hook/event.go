@@ -8,16 +8,17 @@ type Kind int
 
 // Event kinds.
 const (
-	Other        Kind = iota // an event attune does not act on (Notification, ...): answered with no decision
-	SessionStart             // start or bring back the session's instance
-	Prompt                   // the user's prompt: turn begin and round begin
-	ToolPre                  // before a tool runs: the chain up to the core
-	ToolPost                 // after a tool ran: :post
-	ToolFail                 // after a tool failed: :post-fail
-	Stop                     // the agent is about to stop: round end
-	SubagentStop             // a subagent is about to stop: its round end
-	SessionEnd               // the session ends: end the turn, stop the instance
-	Compact                  // the context is about to be compacted: the next turn is context_fresh
+	Other         Kind = iota // an event attune does not act on (Notification, ...): answered with no decision
+	SessionStart              // start or bring back the session's instance
+	Prompt                    // the user's prompt: turn begin and round begin
+	ToolPre                   // before a tool runs: the chain up to the core
+	ToolPost                  // after a tool ran: :post
+	ToolFail                  // after a tool failed: :post-fail
+	Stop                      // the agent is about to stop: round end
+	SubagentStop              // a subagent is about to stop: its round end
+	SessionEnd                // the session ends: end the turn, stop the instance
+	Compact                   // the context is about to be compacted: the next turn is context_fresh
+	SubagentStart             // a subagent starts: its child instance opens (session start, source "subagent")
 )
 
 // Event is one hook event, read by a dialect.
@@ -44,13 +45,48 @@ type Event struct {
 	AgentType   string
 	// Source is why a session started: startup, resume, clear or compact.
 	Source string
+	// Reason is why a session ended (SessionEnd: clear, logout,
+	// prompt_input_exit, other).
+	Reason string
+	// Fields are the event's own fields as the agent sent them, except
+	// the tool's input and response (records' harness.event; nil: the
+	// runtime names the fields it read).
+	Fields map[string]any
+}
+
+// EventFields are the fields of an event's JSON except the tool's input
+// and response (which records carry as args and the outcome).
+func EventFields(data []byte) map[string]any {
+	var m map[string]any
+	if json.Unmarshal(data, &m) != nil || m == nil {
+		return nil
+	}
+	for _, k := range []string{"tool_input", "tool_response", "tool_output", "result_json"} {
+		delete(m, k)
+	}
+	return m
+}
+
+// fields is what records carry as harness.event for ev.
+func (ev Event) fields() map[string]any {
+	if ev.Fields != nil {
+		return ev.Fields
+	}
+	m := map[string]any{"hook_event_name": ev.Name}
+	for k, v := range map[string]string{"session_id": ev.Session, "cwd": ev.Cwd, "turn_id": ev.Turn, "tool_name": ev.Tool,
+		"tool_use_id": ev.ToolUseID, "prompt": ev.Prompt, "agent_id": ev.AgentID, "agent_type": ev.AgentType, "source": ev.Source, "reason": ev.Reason} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // Answer is attune's decision about one event; a dialect renders it.
 type Answer struct {
 	// Decision: "" (no opinion), "allow", "deny" or "ask" for ToolPre;
-	// "block" for Prompt (the prompt is refused) and Stop (the agent
-	// continues with Reason).
+	// "block" for Prompt (the prompt is refused), Stop (the agent
+	// continues with Reason) and ToolPost (the result is withheld).
 	Decision string
 	Reason   string
 	// UpdatedInput is the whole rewritten tool input (ToolPre).
@@ -59,6 +95,15 @@ type Answer struct {
 	Context string
 	// SystemMessage is text for the user.
 	SystemMessage string
+	// Halt ends the agent's turn (a behavior's halt): Claude Code's
+	// continue false, with StopReason.
+	Halt       bool
+	StopReason string
+	// UpdatedOutput replaces the tool's result the model sees (ToolPost,
+	// when HasOutput): a result guard's replace. A withheld result is
+	// Decision "block" with Reason.
+	UpdatedOutput any
+	HasOutput     bool
 }
 
 // Dialect reads one agent's hook events and writes its answers.

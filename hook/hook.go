@@ -1,9 +1,7 @@
 package hook
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/hostreads"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -67,6 +66,9 @@ type Runtime struct {
 
 	mu    sync.Mutex
 	tools map[string]string // path -> effects registered, joined
+	cwds  map[string]string // instance id -> the session's working folder (reads run there)
+
+	warmSet warmSet // hook serve's warm sessions (serve.go)
 }
 
 // Options open a Runtime.
@@ -94,12 +96,36 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
+	rt := &Runtime{cfg: cfg, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}, cwds: map[string]string{}}
+	// attune is the host here: it answers admit/read itself ([harness.reads])
+	reads := hostreads.New(cfg.Reads, cfg.Dir)
 	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.Store,
-		Logger: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		Logger: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Read: func(ctx context.Context, key string) (any, error) {
+			c, _ := engine.ReadCallOf(ctx)
+			return reads.Read(ctx, key, c.Arg, c.HasArg, rt.cwdOf(c.Instance))
+		}})
 	if err != nil {
 		return nil, withMissingPacks(err, cfg)
 	}
-	return &Runtime{cfg: cfg, e: e, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}}, nil
+	rt.e = e
+	return rt, nil
+}
+
+// cwdOf is the working folder of the session of instance id (a child's is
+// its session's), "" when no event named one.
+func (r *Runtime) cwdOf(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.cwds[id]; ok {
+		return c
+	}
+	for k, c := range r.cwds {
+		if strings.HasPrefix(id, k+"/") {
+			return c
+		}
+	}
+	return ""
 }
 
 // withMissingPacks adds to an engine's error the pack folders of the
@@ -122,18 +148,32 @@ func (r *Runtime) Engine() *engine.Engine { return r.e }
 
 // Handle answers one event read by d. It never fails: a problem is written
 // to the runtime's stderr and answered safely (Failure).
-func (r *Runtime) Handle(ctx context.Context, d Dialect, ev Event) Answer {
+//
+// fail_open is about script errors only (toolPre): an event the runtime
+// itself could not handle (its store, its lock, its time, a crash) is a
+// tool call nothing judged, denied whatever fail_open says.
+func (r *Runtime) Handle(ctx context.Context, d Dialect, ev Event) (a Answer) {
 	h := r.cfg.Hook(d.Name())
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("internal error: %v", p)
+			fmt.Fprintf(r.log, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
+			a = Failure(ev, err, false)
+		}
+	}()
+	// every record of the event's steps carries harness = {name, event}
+	ctx = engine.WithHarness(ctx, engine.Harness{Name: d.Name(), Event: ev.fields()})
 	a, err := r.handle(ctx, d, h, ev)
 	if err != nil {
 		fmt.Fprintf(r.log, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
-		return Failure(ev, err, h.FailOpen)
+		return Failure(ev, err, false)
 	}
-	return a
+	return tighten(CapsOf(d), ev, a)
 }
 
 // Failure is the safe answer to an event attune could not handle: a
-// refused tool call unless failOpen (then a warning for the user).
+// refused tool call unless failOpen (then a warning for the user); callers
+// pass failOpen only for a script's error.
 func Failure(ev Event, err error, failOpen bool) Answer {
 	msg := "attune: " + err.Error()
 	if ev.Kind == ToolPre && !failOpen {
@@ -142,41 +182,12 @@ func Failure(ev Event, err error, failOpen bool) Answer {
 	return Answer{SystemMessage: msg}
 }
 
-// Oversize reads the event's name from the start of an event too large to
-// read whole (data is its first MaxEvent+1 bytes; the agents write the name
-// before the tool's input), so that a tool call it names is denied
-// (BadEvent) rather than let through unjudged. Event{} when the name is
-// not found.
-func Oversize(d Dialect, data []byte) Event {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return Event{}
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return Event{}
-		}
-		if k == "hook_event_name" {
-			var name string
-			if dec.Decode(&name) != nil {
-				return Event{}
-			}
-			ev, _ := d.Parse(marshal(map[string]string{"hook_event_name": name}))
-			return ev
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return Event{}
-		}
-	}
-	return Event{}
-}
-
-// BadEvent is the answer to input the dialect cannot read as an event: a
-// tool call it names (PreToolUse with no session_id, a field of the wrong
-// type) is denied, since attune cannot judge it (fail closed); anything
-// else, input that names no event included, gets no decision.
+// BadEvent is the answer to input the dialect cannot read as an event (ev
+// is what Read says it names): a tool call it names (PreToolUse with no
+// session_id, a field of the wrong type, input too deep, too large or not
+// JSON) is denied, since attune cannot judge it (fail closed), and so is
+// input that names no event at all (Read gives Strict); an event of
+// another kind gets no decision.
 func BadEvent(ev Event, err error) Answer {
 	if ev.Kind == ToolPre {
 		return Failure(ev, err, false)
@@ -220,6 +231,11 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 	if !r.warm || ev.Kind == SessionEnd {
 		inst.Stop()
 	}
+	if r.warm && ev.Kind == SessionEnd && id == main {
+		r.forgetWarm(main)
+	} else if r.warm {
+		r.touchWarm(main, id)
+	}
 	return a, err
 }
 
@@ -235,6 +251,11 @@ func (r *Runtime) dispatch(ctx context.Context, d Dialect, h *config.HookHarness
 	if err != nil {
 		return nil, Answer{}, err
 	}
+	if ev.Cwd != "" {
+		r.mu.Lock()
+		r.cwds[inst.ID()] = ev.Cwd
+		r.mu.Unlock()
+	}
 	var a Answer
 	switch ev.Kind {
 	case Prompt:
@@ -245,10 +266,26 @@ func (r *Runtime) dispatch(ctx context.Context, d Dialect, h *config.HookHarness
 		a, err = r.toolPost(ctx, d, h, inst, ev)
 	case Stop, SubagentStop:
 		a, err = r.stop(ctx, inst, ev)
+	case SessionStart:
+		a, err = r.session(ctx, inst, "start", ev.Source)
+	case SubagentStart:
+		a, err = r.session(ctx, inst, "start", "subagent")
+		if err == nil { // the child's turn opens: what it places goes to the subagent
+			var placed string
+			if placed, err = ensureTurn(ctx, inst); err == nil {
+				a.Context = joinText(a.Context, placed)
+			}
+		}
 	case SessionEnd:
 		if inst.Turn().InTurn {
 			_, err = inst.EndTurn(ctx)
 		}
+		if err == nil {
+			a, err = r.session(ctx, inst, "end", ev.Reason)
+		}
+	}
+	if err == nil { // (notify TEXT "user"), from any step of the event: the user only
+		a.SystemMessage = joinText(a.SystemMessage, userText(inst.TakeUserNotes()))
 	}
 	return inst, a, err
 }
@@ -294,6 +331,31 @@ func (r *Runtime) instance(ctx context.Context, d Dialect, h *config.HookHarness
 	return i, nil
 }
 
+// session runs the session hooks of phase: the notes they emit go to the
+// agent now (SessionStart additionalContext).
+func (r *Runtime) session(ctx context.Context, inst *engine.Instance, phase, source string) (Answer, error) {
+	res, err := inst.SessionBoundary(ctx, phase, source)
+	if err != nil {
+		return Answer{}, err
+	}
+	r.warnFailed(res)
+	a := Answer{Context: noteText(res.Notes)}
+	halted(&a, res.Halt)
+	return a, nil
+}
+
+// placeNow adds to a the notes of the turn not yet placed (a guard's, a
+// tool hook's, a :post-fail's): an answer that carries context gives them
+// to the model now rather than at the next round.
+func placeNow(ctx context.Context, inst *engine.Instance, a *Answer) error {
+	notes, err := inst.PlaceNotes(ctx)
+	if err != nil {
+		return err
+	}
+	a.Context = joinText(a.Context, noteText(notes))
+	return nil
+}
+
 // prompt: turn begin, then round begin; a refusal blocks the prompt.
 func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string, ev Event) (Answer, error) {
 	if inst.Turn().InTurn { // the last turn never saw its Stop
@@ -310,22 +372,59 @@ func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string
 		return Answer{}, err
 	}
 	if !inst.Turn().InTurn {
-		return Answer{Decision: "block", Reason: refusal(tb)}, nil
+		a := Answer{Decision: "block", Reason: refusal(tb)}
+		halted(&a, tb.Halt)
+		return a, nil
 	}
 	if fresh {
 		_ = r.e.Store().DeleteRecord(ctx, "hook", main+"/fresh")
 	}
 	r.warnFailed(tb)
+	var said string
+	if name, text, ok := packCommand(inst, ev.Prompt); ok {
+		// a pack command from the prompt (/goal TEXT) runs in the turn; its
+		// notes are placed into the round, for the model
+		cr := inst.Command(ctx, name, text)
+		if cr.Status != engine.StatusOK {
+			fmt.Fprintf(r.log, "attune: /%s failed: %s\n", name, cr.Error)
+			said = "attune: /" + name + " failed: " + cr.Error
+		}
+	}
 	rb, err := inst.BeginRound(ctx)
 	if err != nil {
 		return Answer{}, err
 	}
 	if !inst.Turn().InRound {
 		_, _ = inst.EndTurn(ctx)
-		return Answer{Decision: "block", Reason: refusal(rb)}, nil
+		a := Answer{Decision: "block", Reason: refusal(rb)}
+		halted(&a, tb.Halt, rb.Halt)
+		return a, nil
 	}
 	r.warnFailed(rb)
-	return Answer{Context: noteText(rb.Notes)}, nil
+	a := Answer{Context: noteText(rb.Notes), SystemMessage: said}
+	halted(&a, tb.Halt, rb.Halt)
+	return a, nil
+}
+
+// packCommand reads a prompt "/NAME TEXT" that names a command of the
+// instance's pinned packs.
+func packCommand(inst *engine.Instance, prompt string) (name, text string, ok bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(prompt), "/")
+	if !ok {
+		return "", "", false
+	}
+	name, text, _ = strings.Cut(rest, " ")
+	if i := strings.IndexAny(name, "\n\t"); i >= 0 {
+		name, text = name[:i], rest[i+1:]
+	}
+	p := inst.Pin()
+	if p == nil {
+		return "", "", false
+	}
+	if _, ok := p.Command(name); !ok {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(text), true
 }
 
 func refusal(b engine.BoundaryResult) string {
@@ -344,10 +443,14 @@ func (r *Runtime) warnFailed(b engine.BoundaryResult) {
 	}
 }
 
+// noteText joins the texts of the notes for the model (a user's note is
+// said apart, TakeUserNotes).
 func noteText(notes []engine.Note) string {
 	var texts []string
 	for _, n := range notes {
-		texts = append(texts, n.Text)
+		if n.Kind != "user" {
+			texts = append(texts, n.Text)
+		}
 	}
 	return strings.Join(texts, "\n\n")
 }
@@ -431,8 +534,13 @@ func (r *Runtime) toolPre(ctx context.Context, d Dialect, h *config.HookHarness,
 				asks = append(asks, m)
 			}
 		}
-		if len(asks) > 0 {
+		switch {
+		case op.Verdict == engine.VerdictAsk:
+			a.Decision, a.Reason = "ask", op.VerdictReason
+		case len(asks) > 0:
 			a.Decision, a.Reason = "ask", "attune: the call is marked "+strings.Join(asks, ", ")
+		case op.Verdict == engine.VerdictAllow:
+			a.Decision, a.Reason = "allow", op.VerdictReason
 		}
 		if !reflect.DeepEqual(op.Args, any(args)) {
 			m, ok := op.Args.(map[string]any)
@@ -440,14 +548,23 @@ func (r *Runtime) toolPre(ctx context.Context, d Dialect, h *config.HookHarness,
 				return Answer{}, fmt.Errorf("a guard rewrote the input of %s into %T; the agent needs an object", ev.Tool, op.Args)
 			}
 			a.UpdatedInput = m
-			if a.Decision == "" {
-				a.Decision, a.Reason = "allow", "attune: arguments rewritten by a guard"
+			if c := CapsOf(d); a.Decision == "" && !c.RewriteAlone {
+				// a rewrite no guard gave a verdict: not an approval (that
+				// would skip the agent's permission rules); the agent
+				// needs a decision to apply it, and gets the stricter one
+				if c.Ask {
+					a.Decision, a.Reason = "ask", "attune: arguments rewritten by a guard"
+				} else {
+					a.Decision, a.Reason = "deny", "attune rewrote this call to "+string(marshal(m))+"; run that instead"
+				}
 			}
 		}
-		return a, nil
+		halted(&a, op.Halt)
+		return a, placeNow(ctx, inst, &a)
 	case engine.StatusRefused:
 		a.Decision, a.Reason = "deny", op.Reason
-		return a, nil
+		halted(&a, op.Halt)
+		return a, placeNow(ctx, inst, &a)
 	}
 	err = errors.New(op.Error)
 	fmt.Fprintf(r.log, "attune hook %s: %s %s: %v\n", d.Name(), ev.Name, ev.Tool, err)
@@ -484,11 +601,15 @@ func (r *Runtime) toolPost(ctx context.Context, d Dialect, h *config.HookHarness
 		texts = append([]string{placed}, texts...)
 	}
 	a := Answer{Context: strings.Join(texts, "\n\n")}
-	if ev.Kind == ToolPost && out.Status != engine.StatusOK {
-		fmt.Fprintf(r.log, "attune hook %s: %s %s: %s\n", d.Name(), ev.Name, ev.Tool, out.Error)
-		a.SystemMessage = "attune: " + out.Error
+	if ev.Kind == ToolPost {
+		resultAnswer(&a, ev, out)
+		if out.Status == engine.StatusFailed {
+			fmt.Fprintf(r.log, "attune hook %s: %s %s: %s\n", d.Name(), ev.Name, ev.Tool, out.Error)
+			a.SystemMessage = "attune: " + out.Error
+		}
 	}
-	return a, nil
+	halted(&a, out.Halt)
+	return a, placeNow(ctx, inst, &a)
 }
 
 // stop: round end with host_continue false; an activating note opens the
@@ -506,12 +627,14 @@ func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (An
 		inRound = true
 	}
 	var ended []engine.Note
+	var halt *engine.Halt
 	if inRound {
 		end, err := inst.EndRound(ctx, engine.RoundEnd{HostContinue: false, Output: ev.LastMessage})
 		if err != nil {
 			return Answer{}, err
 		}
 		r.warnFailed(end)
+		halt = end.Halt
 		if end.Continue {
 			rb, err := inst.BeginRound(ctx)
 			if err != nil {
@@ -533,7 +656,86 @@ func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (An
 		return Answer{}, err
 	}
 	r.warnFailed(te)
-	return Answer{SystemMessage: noteText(append(ended, te.Notes...))}, nil
+	a := Answer{SystemMessage: noteText(append(ended, te.Notes...))}
+	halted(&a, halt, te.Halt)
+	return a, nil
+}
+
+// resultAnswer is what the result guards made of the harness's result
+// (tool_response): a replaced result goes out in the tool's own shape; a
+// withheld one (a refusal, or a result guard that failed: a guard that
+// cannot judge denies) blocks, and its text replaces the result where the
+// shape is known, so the model never sees it.
+func resultAnswer(a *Answer, ev Event, out engine.Outcome) {
+	switch out.Status {
+	case engine.StatusOK:
+		if !reflect.DeepEqual(out.Result, ev.ToolResponse) {
+			a.UpdatedOutput, a.HasOutput = inShape(ev.ToolResponse, out.Result), true
+		}
+	case engine.StatusRefused, engine.StatusFailed:
+		why := out.Reason
+		if why == "" {
+			why = "attune: " + out.Error
+		}
+		a.Decision, a.Reason = "block", why
+		if v, ok := shaped(ev.ToolResponse, "[withheld by attune: "+why+"]"); ok {
+			a.UpdatedOutput, a.HasOutput = v, true
+		}
+	}
+}
+
+// inShape is a replaced result v in the shape of the tool's response orig:
+// a text for a tool that answers {stdout, stderr, ...} (Bash) becomes its
+// stdout, since Claude Code ignores a replacement of another shape.
+func inShape(orig, v any) any {
+	if text, ok := v.(string); ok {
+		if sv, ok := shaped(orig, text); ok {
+			return sv
+		}
+	}
+	return v
+}
+
+// shaped is text in the shape of the tool response orig, when it has a
+// known one: Bash's {stdout, stderr, interrupted, isImage}, an MCP result's
+// content blocks.
+func shaped(orig any, text string) (any, bool) {
+	switch o := orig.(type) {
+	case map[string]any:
+		if _, ok := o["stdout"]; ok {
+			m := maps.Clone(o)
+			m["stdout"], m["stderr"] = text, ""
+			return m, true
+		}
+		if _, ok := o["content"]; ok {
+			m := maps.Clone(o)
+			m["content"] = []any{map[string]any{"type": "text", "text": text}}
+			return m, true
+		}
+	case []any:
+		return []any{map[string]any{"type": "text", "text": text}}, true
+	case string:
+		return text, true
+	}
+	return nil, false
+}
+
+// halted makes a an answer that ends the agent's turn, when h is set.
+func halted(a *Answer, hs ...*engine.Halt) {
+	for _, h := range hs {
+		if h != nil && !a.Halt {
+			a.Halt, a.StopReason = true, h.Reason
+		}
+	}
+}
+
+// userText joins the texts of notes for the user.
+func userText(notes []engine.Note) string {
+	var texts []string
+	for _, n := range notes {
+		texts = append(texts, n.Text)
+	}
+	return strings.Join(texts, "\n\n")
 }
 
 func activating(notes []engine.Note) string {

@@ -18,7 +18,7 @@ func ClaudeEvents() []string { return slices.Clone(claudeEvents) }
 
 // claudeEvents are the events of ClaudeEvents (never changed).
 var claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-	"Stop", "SubagentStop", "PreCompact", "SessionEnd"}
+	"Stop", "SubagentStart", "SubagentStop", "PreCompact", "SessionEnd"}
 
 // HTTPPath is the path `hook serve claude` answers and `hook install
 // --http` points at; it also marks an http entry as attune's.
@@ -39,13 +39,10 @@ type Install struct {
 	// HTTP, when set (127.0.0.1:PORT), installs http entries for
 	// `attune hook serve` instead of commands (Claude Code only).
 	HTTP string
-	// Token is the secret of `hook serve`, sent by every http entry as
-	// the X-Attune-Token header; "" sends none.
+	// Token is the secret of `hook serve` (LoadToken), sent by every http
+	// entry as TokenHeader; "" sends none.
 	Token string
 }
-
-// tokenHeader is the header an http entry sends Token in.
-const tokenHeader = "X-Attune-Token"
 
 // Harnesses lists the harnesses `hook install` writes entries for.
 func Harnesses() []string { return []string{"claude", "codex", "copilot", "cursor", "gemini"} }

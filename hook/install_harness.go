@@ -50,7 +50,7 @@ func harnessSpecs(name string) (*harnessSpec, bool) {
 				if in.HTTP != "" {
 					h = []kv{{"type", "http"}, {"url", "http://" + in.HTTP + HTTPPath}, {"timeout", secs()}}
 					if in.Token != "" {
-						h = append(h, kv{"headers", map[string]string{tokenHeader: in.Token}})
+						h = append(h, kv{"headers", map[string]string{TokenHeader: in.Token}})
 					}
 				} else {
 					h = []kv{{"type", "command"}, {"command", hookCommand(in, "claude", windows)}, {"timeout", secs()}}

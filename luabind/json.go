@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/attune-dev/attune/internal/jsonscan"
 	lua "github.com/attune-dev/attune/internal/lua"
 )
 
@@ -23,12 +22,14 @@ import (
 // DecodeMembers reads, 101 more). FuzzDecode holds it to
 // encoding/json.
 //
-// Short strings (keys, action types) are interned for the decoder's life.
-// A JSONDecoder is not safe for concurrent use, like its State.
+// It reads with internal/jsonscan's Scanner, the one JSON reader of the
+// tree (internal/jsonscan says why hand-written: measured against
+// jsontext there), building Lua values as it goes. Short strings (keys,
+// action types) are interned for the decoder's life. A JSONDecoder is not
+// safe for concurrent use, like its State.
 type JSONDecoder struct {
 	st     *State
-	b      []byte
-	i      int
+	s      jsonscan.Scanner
 	keys   map[string]string
 	values map[string]lua.LValue
 	kvs    []JSONMember // members of the objects being read
@@ -54,7 +55,7 @@ func NewJSONDecoder(st *State) *JSONDecoder {
 
 // Decode decodes one JSON document.
 func (d *JSONDecoder) Decode(b []byte) (lua.LValue, error) {
-	d.b, d.i = b, 0
+	d.s = jsonscan.Scanner{Data: b}
 	v, err := d.value(0)
 	if err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func (d *JSONDecoder) Decode(b []byte) (lua.LValue, error) {
 // DecodeMembers decodes a JSON document that must be an object, appending
 // its members to dst in document order (a repeated key appears twice).
 func (d *JSONDecoder) DecodeMembers(b []byte, dst []JSONMember) ([]JSONMember, error) {
-	d.b, d.i = b, 0
+	d.s = jsonscan.Scanner{Data: b}
 	d.ws()
 	if !d.eat('{') {
 		return dst, d.fail("want an object")
@@ -103,47 +104,31 @@ func (d *JSONDecoder) DecodeMembers(b []byte, dst []JSONMember) ([]JSONMember, e
 // end refuses anything but white space after the document.
 func (d *JSONDecoder) end() error {
 	d.ws()
-	if d.i < len(d.b) {
-		return d.fail(fmt.Sprintf("unexpected %q after the document", d.b[d.i]))
+	if d.s.Pos < len(d.s.Data) {
+		return d.fail(fmt.Sprintf("unexpected %q after the document", d.s.Data[d.s.Pos]))
 	}
 	return nil
 }
 
 func (d *JSONDecoder) fail(msg string) error {
-	return fmt.Errorf("bad JSON at byte %d: %s", d.i, msg)
+	return fmt.Errorf("bad JSON at byte %d: %s", d.s.Pos, msg)
 }
 
-func (d *JSONDecoder) ws() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
-
-func (d *JSONDecoder) eat(c byte) bool {
-	if d.i < len(d.b) && d.b[d.i] == c {
-		d.i++
-		return true
-	}
-	return false
-}
+func (d *JSONDecoder) ws()             { d.s.WS() }
+func (d *JSONDecoder) eat(c byte) bool { return d.s.Eat(c) }
 
 func (d *JSONDecoder) value(depth int) (lua.LValue, error) {
 	if depth > maxJSONDepth {
 		return nil, d.fail("nested too deep")
 	}
 	d.ws()
-	if d.i >= len(d.b) {
+	if d.s.Pos >= len(d.s.Data) {
 		return nil, d.fail("unexpected end")
 	}
 	L := d.st.L
-	switch c := d.b[d.i]; {
+	switch c := d.s.Data[d.s.Pos]; {
 	case c == '{':
-		d.i++
+		d.s.Pos++
 		t := L.CreateTable(0, 1) // NewTable would reserve 32 slots of each kind
 		d.ws()
 		if d.eat('}') {
@@ -196,7 +181,7 @@ func (d *JSONDecoder) value(depth int) (lua.LValue, error) {
 			return nil, d.fail("want ',' or '}'")
 		}
 	case c == '[':
-		d.i++
+		d.s.Pos++
 		t := L.CreateTable(4, 0)
 		d.ws()
 		if d.eat(']') {
@@ -221,188 +206,82 @@ func (d *JSONDecoder) value(depth int) (lua.LValue, error) {
 	case c == '"':
 		return d.lstr()
 	case c == 't':
-		if bytes.HasPrefix(d.b[d.i:], []byte("true")) {
-			d.i += 4
+		if d.s.Literal("true") {
 			return lua.LTrue, nil
 		}
 	case c == 'f':
-		if bytes.HasPrefix(d.b[d.i:], []byte("false")) {
-			d.i += 5
+		if d.s.Literal("false") {
 			return lua.LFalse, nil
 		}
 	case c == 'n':
-		if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
-			d.i += 4
+		if d.s.Literal("null") {
 			return lua.LNil, nil
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	}
-	return nil, d.fail(fmt.Sprintf("unexpected %q", d.b[d.i]))
+	return nil, d.fail(fmt.Sprintf("unexpected %q", d.s.Data[d.s.Pos]))
 }
 
-// number reads a number as JSON writes it:
-// -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+// number reads a number as JSON writes it.
 func (d *JSONDecoder) number() (lua.LValue, error) {
-	start := d.i
-	d.eat('-')
-	switch {
-	case d.eat('0'):
-	case d.i < len(d.b) && d.b[d.i] >= '1' && d.b[d.i] <= '9':
-		d.digits()
-	default:
+	tok, integer, ok := d.s.Number()
+	if !ok {
 		return nil, d.fail("bad number")
 	}
-	integer := true
-	if d.eat('.') {
-		integer = false
-		if d.digits() == 0 {
-			return nil, d.fail("bad number")
-		}
-	}
-	if d.eat('e') || d.eat('E') {
-		integer = false
-		if !d.eat('+') {
-			d.eat('-')
-		}
-		if d.digits() == 0 {
-			return nil, d.fail("bad number")
-		}
-	}
-	b := d.b[start:d.i]
-	// small integers need no float parsing
-	if integer && len(b) <= 15 {
-		var n int64
-		for _, c := range b {
-			if c != '-' {
-				n = n*10 + int64(c-'0')
-			}
-		}
-		if b[0] == '-' {
-			n = -n
-		}
-		return lua.LNumber(n), nil
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
+	f, _, ok := jsonscan.Float(tok, integer)
+	if !ok {
 		return nil, d.fail("bad number")
+	}
+	if f == 0 {
+		f = 0 // -0 reads as 0
 	}
 	return lua.LNumber(f), nil
 }
 
-func (d *JSONDecoder) digits() int {
-	n := 0
-	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-		d.i++
-		n++
-	}
-	return n
-}
-
-// str reads a JSON string at d.i.
+// str reads a JSON string at the scanner's position.
 func (d *JSONDecoder) str() (string, error) {
-	if !d.eat('"') {
+	if d.s.Peek() != '"' {
 		return "", d.fail("want a string")
 	}
-	start := d.i
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		if c == '"' {
-			b := d.b[start:d.i]
-			if !utf8.Valid(b) {
-				break
-			}
-			d.i++
-			if d.keys != nil && len(b) <= 32 {
-				if s, ok := d.keys[string(b)]; ok {
-					return s, nil
-				}
-				s := string(b)
-				if len(d.keys) < maxIntern {
-					d.keys[s] = s
-				}
-				return s, nil
-			}
-			return string(b), nil
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		d.i++
+	b, plain, why := d.s.String()
+	switch why {
+	case jsonscan.StrOK:
+	case jsonscan.StrControl:
+		return "", d.fail("control character in a string")
+	case jsonscan.StrEscape:
+		return "", d.fail("bad escape")
+	case jsonscan.StrUnicode:
+		return "", d.fail("bad \\u escape")
+	default:
+		return "", d.fail("unterminated string")
 	}
-	// escapes, control characters, invalid UTF-8: the slow way, from the start
-	d.i = start
-	var out []byte
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			return string(out), nil
-		case c < 0x20:
-			return "", d.fail("control character in a string")
-		case c == '\\':
-			if d.i+1 >= len(d.b) {
-				return "", d.fail("unterminated escape")
-			}
-			e := d.b[d.i+1]
-			d.i += 2
-			switch e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := d.hex4()
-				if !ok {
-					return "", d.fail("bad \\u escape")
-				}
-				if utf16.IsSurrogate(r) {
-					save := d.i
-					if d.i+1 < len(d.b) && d.b[d.i] == '\\' && d.b[d.i+1] == 'u' {
-						d.i += 2
-						if r2, ok := d.hex4(); ok {
-							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-								out = utf8.AppendRune(out, dec)
-								continue
-							}
-						}
-					}
-					d.i = save
-					r = utf8.RuneError
-				}
-				out = utf8.AppendRune(out, r)
-			default:
-				return "", d.fail("bad escape")
-			}
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			d.i++
-		default:
-			r, size := utf8.DecodeRune(d.b[d.i:])
-			d.i += size
-			out = utf8.AppendRune(out, r) // RuneError for an invalid byte, as encoding/json
-		}
+	if !plain { // escapes, invalid UTF-8 (U+FFFD, as encoding/json)
+		s, _ := jsonscan.Unquote(b)
+		return s, nil
 	}
-	return "", d.fail("unterminated string")
+	if d.keys != nil && len(b) <= 32 {
+		if s, ok := d.keys[string(b)]; ok {
+			return s, nil
+		}
+		s := string(b)
+		if len(d.keys) < maxIntern {
+			d.keys[s] = s
+		}
+		return s, nil
+	}
+	return string(b), nil
 }
 
 // lstr reads a string value, interning short ones as Lua values.
 func (d *JSONDecoder) lstr() (lua.LValue, error) {
 	if d.values != nil {
-		if j := bytes.IndexByte(d.b[d.i+1:], '"'); j >= 0 && j <= 32 {
-			b := d.b[d.i+1 : d.i+1+j]
+		at := d.s.Pos
+		if j := bytes.IndexByte(d.s.Data[at+1:], '"'); j >= 0 && j <= 32 {
+			b := d.s.Data[at+1 : at+1+j]
 			if plainASCII(b) {
 				if v, ok := d.values[string(b)]; ok {
-					d.i += j + 2
+					d.s.Pos += j + 2
 					return v, nil
 				}
 				s, err := d.str()
@@ -432,25 +311,4 @@ func plainASCII(b []byte) bool {
 		}
 	}
 	return true
-}
-
-func (d *JSONDecoder) hex4() (rune, bool) {
-	if d.i+4 > len(d.b) {
-		return 0, false
-	}
-	var n rune
-	for _, c := range d.b[d.i : d.i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			n = n<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			n = n<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			n = n<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	d.i += 4
-	return n, true
 }

@@ -1,41 +1,53 @@
 package mcpproxy
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	wire "github.com/attune-dev/attune/internal/jsonrpc"
 )
 
 // conn is one side of the relay: newline-delimited JSON-RPC messages, as
-// the MCP stdio transport frames them, decoded and encoded with the SDK's
-// jsonrpc codec. Unlike the SDK's own stdio connection, a line that is not
-// a JSON-RPC message, or is longer than the limit, fails alone: the next
-// line is read as usual.
+// the MCP stdio transport frames them, read and written with the wire
+// package serve shares. Unlike the SDK's own stdio connection, a line that
+// is not a JSON-RPC message, or is longer than the limit, fails alone: the
+// next line is read as usual.
 type conn struct {
-	r   *bufio.Reader
+	r   *wire.Reader
+	w   *wire.Writer
 	max int
-
-	wmu sync.Mutex
-	w   io.Writer
 }
 
 func newConn(r io.Reader, w io.Writer, max int) *conn {
-	return &conn{r: bufio.NewReaderSize(r, 64<<10), w: w, max: max}
+	return &conn{r: wire.NewReader(r, max, wire.Lines), w: wire.NewWriter(w, nil), max: max}
+}
+
+// request is a request, or a notification when ID is nil.
+type request struct {
+	ID     json.RawMessage // the id as the peer wrote it (wire.Key names it in maps)
+	Method string
+	Params json.RawMessage
+}
+
+func (r *request) isCall() bool { return r.ID != nil }
+
+// response is an answer: Error set, or Result.
+type response struct {
+	ID     json.RawMessage
+	Result json.RawMessage
+	Error  *jsonrpc.Error
 }
 
 // BadMessageError is a line that is not a JSON-RPC message, or is longer
-// than [harness.mcp] max_message. ID is the request id found in it, when
-// one could be.
+// than [harness.mcp] max_message. ID is the request id found in it (its
+// token as written), when one could be.
 type BadMessageError struct {
-	ID      jsonrpc.ID
+	ID      json.RawMessage
 	Size    int  // bytes read of the line
 	Limit   int  // the limit, max_message
 	TooLong bool // longer than the limit
@@ -54,79 +66,42 @@ func (e *BadMessageError) Unwrap() error { return e.Err }
 // ErrTooLong is what a BadMessageError for a line over the limit wraps.
 var ErrTooLong = errors.New("message too long")
 
-// read returns the next message; a *BadMessageError for a bad line; io.EOF
-// at the end of the stream.
-func (c *conn) read() (jsonrpc.Message, error) {
-	for {
-		line, err := c.line()
-		if err != nil {
-			return nil, err
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		msg, derr := decodeMessage(line)
-		if derr != nil {
-			return nil, &BadMessageError{ID: findID(line, nil), Size: len(line), Err: derr}
-		}
-		return msg, nil
+// read returns the next message (a *request or a *response); a
+// *BadMessageError for a bad line; io.EOF at the end of the stream.
+func (c *conn) read() (any, error) {
+	line, err := c.r.Next()
+	var long *wire.TooLongError
+	if errors.As(err, &long) {
+		id, _ := wire.FindID(long.Head, long.Tail)
+		return nil, &BadMessageError{ID: id, Size: long.Size, Limit: c.max, TooLong: true, Err: ErrTooLong}
 	}
-}
-
-// line reads one line of at most c.max bytes. A longer one is read to its
-// end and dropped; its head and tail are kept to find its id.
-func (c *conn) line() ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := c.r.ReadSlice('\n')
-		if len(buf)+len(chunk) > c.max {
-			head := append([]byte(nil), buf[:min(len(buf), 4096)]...)
-			if len(head) < 4096 {
-				head = append(head, chunk[:min(len(chunk), 4096-len(head))]...)
-			}
-			n := len(buf) + len(chunk)
-			tail := append([]byte(nil), chunk[max(0, len(chunk)-4096):]...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				chunk, err = c.r.ReadSlice('\n')
-				n += len(chunk)
-				tail = append(tail, chunk...)
-				tail = tail[max(0, len(tail)-4096):]
-			}
-			if err != nil && !errors.Is(err, io.EOF) {
-				return nil, err
-			}
-			return nil, &BadMessageError{ID: findID(head, tail), Size: n, Limit: c.max, TooLong: true, Err: ErrTooLong}
-		}
-		buf = append(buf, chunk...)
-		switch {
-		case err == nil:
-			return buf, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(bytes.TrimSpace(buf)) > 0:
-			return buf, nil
-		default:
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
+	msg, derr := decodeMessage(line)
+	if derr != nil {
+		id, _ := wire.FindID(line, nil)
+		return nil, &BadMessageError{ID: id, Size: len(line), Err: derr}
+	}
+	return msg, nil
 }
 
 // wireMessage is a JSON-RPC 2.0 message as it is written.
 type wireMessage struct {
 	Version string          `json:"jsonrpc"`
-	ID      any             `json:"id"`
+	ID      json.RawMessage `json:"id"`
 	Method  *string         `json:"method"`
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   *jsonrpc.Error  `json:"error"`
 }
 
-// decodeMessage reads one message into the SDK's jsonrpc types, by the
-// rules of jsonrpc.DecodeMessage, with encoding/json: the SDK's decoder
-// allocates tens of kilobytes for every message, which made garbage
-// collection the largest cost of a relayed call.
-func decodeMessage(data []byte) (jsonrpc.Message, error) {
+// decodeMessage reads one message by the rules of the SDK's
+// jsonrpc.DecodeMessage, but keeps the id as the peer wrote it: the
+// SDK's ID reads 1.5 as 1 and 2^63 as -2^63, and the client got its
+// answer under an id it never sent. The usual message takes a fast path
+// (fastWire); encoding/json reads the rest.
+func decodeMessage(data []byte) (any, error) {
 	var w wireMessage
 	if !fastWire(data, &w) {
 		w = wireMessage{}
@@ -142,85 +117,59 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 			}
 			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
+		w.ID = wire.Compact(w.ID)
 	}
 	if w.Version != "2.0" {
 		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.Version, "2.0")
 	}
-	id, err := jsonrpc.MakeID(w.ID)
-	if err != nil {
-		return nil, fmt.Errorf("the id is a JSON %s: it must be a string, a number or absent", jsonKind(w.ID))
+	if len(w.ID) > 0 && !wire.ValidID(w.ID) {
+		return nil, fmt.Errorf("the id is a JSON %s: it must be a string, a number or absent", jsonKindOf(w.ID))
+	}
+	if string(w.ID) == "null" {
+		w.ID = nil // as the SDK reads it: no id
 	}
 	if w.Method != nil {
-		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
+		return &request{ID: w.ID, Method: *w.Method, Params: w.Params}, nil
 	}
-	if !id.IsValid() {
+	if w.ID == nil {
 		return nil, errors.New("a response without an id, or a request without a method")
 	}
-	r := &jsonrpc.Response{ID: id, Result: w.Result}
-	if w.Error != nil {
-		r.Error = w.Error
-	}
-	return r, nil
+	return &response{ID: w.ID, Result: w.Result, Error: w.Error}, nil
 }
 
-// jsonKind names the JSON type of a decoded value.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case map[string]any:
+// jsonKindOf names the JSON type of a value's text.
+func jsonKindOf(raw []byte) string {
+	if len(raw) == 0 {
+		return "value"
+	}
+	switch raw[0] {
+	case '{':
 		return "object"
-	case []any:
+	case '[':
 		return "array"
-	case bool:
+	case 't', 'f':
 		return "boolean"
-	case string:
+	case '"':
 		return "string"
-	case float64:
-		return "number"
+	case 'n':
+		return "null"
 	}
-	return "value"
+	return "number"
 }
 
-// idPattern finds "id": N or "id": "S" in a message that does not decode.
-var idPattern = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")`)
-
-// findID returns the id written in the head or the tail of a bad line, or
-// the zero ID. A JSON-RPC message usually writes its id first or last.
-func findID(head, tail []byte) jsonrpc.ID {
-	for k, b := range [][]byte{head, tail} {
-		m := idPattern.FindAllSubmatch(b, -1)
-		if len(m) == 0 {
-			continue
-		}
-		at := 0 // the head's first id, the tail's last
-		if k == 1 {
-			at = len(m) - 1
-		}
-		var v any
-		if json.Unmarshal(m[at][1], &v) == nil {
-			if id, err := jsonrpc.MakeID(v); err == nil {
-				return id
-			}
-		}
-	}
-	return jsonrpc.ID{}
-}
-
-// write sends one message on one line. A request, a notification and a
-// result are framed here around their params or result as they are (each
-// is valid JSON: decoded from a peer's message, or encoded by the proxy),
-// so a relayed result reaches the client byte for byte and is not encoded
-// again; an error answer goes through the SDK's jsonrpc.EncodeMessage.
-func (c *conn) write(msg jsonrpc.Message) error {
+// write sends one message (a *request or a *response) on one line. A
+// request, a notification and a result are framed here around their
+// params or result as they are (each is valid JSON: decoded from a peer's
+// message, or encoded by the proxy), so a relayed result reaches the
+// client byte for byte and is not encoded again.
+func (c *conn) write(msg any) error {
 	bp := framePool.Get().(*[]byte)
 	data, err := appendMessage((*bp)[:0], msg)
 	if err != nil {
 		framePool.Put(bp)
 		return err
 	}
-	data = append(data, '\n')
-	c.wmu.Lock()
-	_, err = c.w.Write(data)
-	c.wmu.Unlock()
+	err = c.w.Write(data)
 	if cap(data) <= 64<<10 { // keep small buffers only
 		*bp = data[:0]
 		framePool.Put(bp)
@@ -231,14 +180,14 @@ func (c *conn) write(msg jsonrpc.Message) error {
 var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // appendMessage appends msg as JSON-RPC 2.0, as jsonrpc.EncodeMessage
-// writes it.
-func appendMessage(b []byte, msg jsonrpc.Message) ([]byte, error) {
+// writes it, with the id as it was read.
+func appendMessage(b []byte, msg any) ([]byte, error) {
 	switch m := msg.(type) {
-	case *jsonrpc.Request:
+	case *request:
 		b = append(b, `{"jsonrpc":"2.0",`...)
-		if m.ID.IsValid() {
+		if m.ID != nil {
 			b = append(b, `"id":`...)
-			b = appendID(b, m.ID)
+			b = append(b, m.ID...)
 			b = append(b, ',')
 		}
 		b = append(b, `"method":`...)
@@ -248,28 +197,35 @@ func appendMessage(b []byte, msg jsonrpc.Message) ([]byte, error) {
 			b = append(b, m.Params...)
 		}
 		return append(b, '}'), nil
-	case *jsonrpc.Response:
-		if m.Error == nil && len(m.Result) > 0 && m.ID.IsValid() {
-			b = append(b, `{"jsonrpc":"2.0","id":`...)
-			b = appendID(b, m.ID)
+	case *response:
+		b = append(b, `{"jsonrpc":"2.0"`...)
+		if m.ID != nil {
+			b = append(b, `,"id":`...)
+			b = append(b, m.ID...)
+		}
+		switch {
+		case m.Error != nil:
+			e, err := json.Marshal(m.Error)
+			if err != nil {
+				return b, fmt.Errorf("marshaling jsonrpc message: %w", err)
+			}
+			b = append(b, `,"error":`...)
+			b = append(b, e...)
+		case len(m.Result) > 0:
 			b = append(b, `,"result":`...)
 			b = append(b, m.Result...)
-			return append(b, '}'), nil
 		}
+		return append(b, '}'), nil
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
-	return append(b, data...), err
+	return b, fmt.Errorf("not a message: %T", msg)
 }
 
-func appendID(b []byte, id jsonrpc.ID) []byte {
-	switch v := id.Raw().(type) {
-	case int64:
-		return strconv.AppendInt(b, v, 10)
-	case string:
-		return appendString(b, v)
-	}
-	return append(b, "null"...)
-}
+// intID is the JSON-RPC id n, for the proxy's own requests.
+func intID(n int64) json.RawMessage { return wire.IntID(n) }
+
+// callID reads an upstream's or the client's answer to one of the proxy's
+// own requests as its number; false for an id the proxy never writes.
+func callID(id json.RawMessage) (int64, bool) { return wire.ParseCallID(id, "") }
 
 // appendString appends s as a JSON string: as it is when it needs no
 // escaping (method names, most ids), else as encoding/json writes it.

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // One timer per upstream times out every pending request at its own
@@ -23,13 +21,12 @@ func TestUpstreamDeadlines(t *testing.T) {
 	fromUpR, fromUpW := io.Pipe()
 	u := &upstream{
 		name: "u", timeout: 200 * time.Millisecond, start: 600 * time.Millisecond,
-		conn:    newConn(fromUpR, toUpW, 1<<20),
-		pending: map[int64]*pending{},
-		done:    make(chan struct{}),
-		log:     func(string, ...any) {},
+		conn: newConn(fromUpR, toUpW, 1<<20),
+		done: make(chan struct{}),
+		log:  func(string, ...any) {},
 	}
-	u.onRequest = func(*upstream, *jsonrpc.Request) {}
-	u.onNotify = func(*upstream, *jsonrpc.Request) {}
+	u.onRequest = func(*upstream, *request) {}
+	u.onNotify = func(*upstream, *request) {}
 	go u.run()
 	var mu sync.Mutex
 	var sent []string

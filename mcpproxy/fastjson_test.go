@@ -1,10 +1,12 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var jsonSeeds = []string{
@@ -84,6 +86,8 @@ func FuzzFastCallParamsAsEncodingJSON(f *testing.F) {
 		`{"name":"read_text_file","arguments":{"path":"/tmp/x"}}`,
 		`{"name":"t","arguments":{"a":[1,2,{"b":null}]},"_meta":{"progressToken":1}}`,
 		`{"name":"t"}`, `{"name":null,"arguments":null,"_meta":null}`, `{"Name":"t"}`, `{"name":"t","NAME":"u"}`,
+		`{"name":"t","arguments":{"p":"a","p":"b"}}`, `{"name":"t","arguments":{"o":{"p":1,"\u0070":2}}}`, `{"name":"t","name":"u"}`,
+		`{"name":"t","arguments":{"n":9007199254740993}}`, `{"name":"t","arguments":{"n":1.0,"s":"\ud800"}}`, "{\"name\":\"t\",\"arguments\":{\"s\":\"\xff\"}}",
 		`{"name":"t\u0041"}`, `{"name":1}`, `{"name":"t","arguments":[1]}`, `{"name":"t","_Meta":{}}`, `[]`, `{"name":"t",}`,
 	} {
 		f.Add([]byte(s))
@@ -92,9 +96,21 @@ func FuzzFastCallParamsAsEncodingJSON(f *testing.F) {
 		var want callParams
 		werr := json.Unmarshal(data, &want)
 		var got callParams
-		raw, ok := fastCallParams(data, &got)
+		raw, faithful, ok, err := fastCallParams(data, &got)
+		if err != nil {
+			if werr == nil && !hasDup(data) {
+				t.Fatalf("%q: refused (%v), and no member is named twice", data, err)
+			}
+			return
+		}
 		if !ok {
 			return
+		}
+		if hasDup(data) {
+			t.Fatalf("%q: a member named twice was not refused", data)
+		}
+		if faithful && raw != nil && !faithfulText(raw) {
+			t.Fatalf("%q: the arguments' text %q is not what their value encodes as, yet called faithful", data, raw)
 		}
 		if werr != nil {
 			t.Fatalf("%q: fast %+v, encoding/json: %v", data, got, werr)
@@ -119,7 +135,7 @@ func TestFastPathsTakeUsualMessages(t *testing.T) {
 		t.Error("a result went to encoding/json")
 	}
 	var c callParams
-	if _, ok := fastCallParams([]byte(`{"name":"read_text_file","arguments":{"path":"/w/small.txt"},"_meta":{"progressToken":4}}`), &c); !ok {
+	if _, faithful, ok, _ := fastCallParams([]byte(`{"name":"read_text_file","arguments":{"path":"/w/small.txt"},"_meta":{"progressToken":4}}`), &c); !ok || !faithful {
 		t.Error("tools/call params went to encoding/json")
 	}
 	if _, ok := parseAny([]byte(`{"content":[{"type":"text","text":"a small file\n"}]}`)); !ok {
@@ -149,7 +165,7 @@ func BenchmarkDecodeToolCall(b *testing.B) {
 		var w wireMessage
 		fastWire(req, &w)
 		var c callParams
-		if _, ok := fastCallParams(w.Params, &c); !ok {
+		if _, _, ok, _ := fastCallParams(w.Params, &c); !ok {
 			b.Fatal("params")
 		}
 		var a wireMessage
@@ -168,4 +184,66 @@ func BenchmarkDecodeToolCall(b *testing.B) {
 			fast()
 		}
 	})
+}
+
+// hasDup reports whether some object of data names a member twice, by
+// encoding/json's token reader.
+func hasDup(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		obj  bool
+		key  bool // the next string is a name
+		seen map[string]bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.obj && top.key {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			k := tok.(string)
+			if top.seen[k] {
+				return true
+			}
+			top.seen[k], top.key = true, false
+			continue
+		}
+		if top != nil && top.obj {
+			top.key = true
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{obj: true, key: true, seen: map[string]bool{}})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
+}
+
+// faithfulText reports whether raw says what its value says: each number
+// written as encoding/json writes its float64, and UTF-8 throughout.
+func faithfulText(raw []byte) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	var asText, asFloat any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if d.Decode(&asText) != nil || json.Unmarshal(raw, &asFloat) != nil {
+		return false
+	}
+	a, _ := json.Marshal(asText)
+	b, _ := json.Marshal(asFloat)
+	return bytes.Equal(a, b)
 }

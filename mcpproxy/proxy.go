@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +20,9 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/hostreads"
+	wire "github.com/attune-dev/attune/internal/jsonrpc"
+	"github.com/attune-dev/attune/internal/workers"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -87,12 +89,10 @@ type proxy struct {
 	registered map[string][]string   // host tool path -> the effects registered
 	owners     map[string]*upstream  // "uri:U", "prompt:P", "template:T" -> upstream
 	inflight   map[string]context.CancelFunc
-	toClient   map[int64]fromUpstream
-	nextID     int64
-	handlers   sync.WaitGroup // guarded by mu for Add: none after stopped
+	toClient   wire.Calls[fromUpstream] // upstreams' requests relayed to the client, by the proxy's id
+	handlers   sync.WaitGroup           // guarded by mu for Add: none after stopped
 	stopped    bool
-	jobs       chan func()   // to an idle worker (run)
-	quit       chan struct{} // closed when the connection ends: workers return
+	workers    *workers.Pool // requests' handlers and the client's reading (run)
 	calls      atomic.Int64  // tools/call requests, for their call ids
 }
 
@@ -106,7 +106,7 @@ type toolTarget struct {
 // fromUpstream is a request an upstream sent, relayed to the client.
 type fromUpstream struct {
 	up *upstream
-	id jsonrpc.ID
+	id json.RawMessage
 }
 
 // Serve relays one client connection (o.In, o.Out) to the upstreams until
@@ -147,12 +147,15 @@ func Serve(ctx context.Context, o Options) error {
 		registered: map[string][]string{},
 		owners:     map[string]*upstream{},
 		inflight:   map[string]context.CancelFunc{},
-		toClient:   map[int64]fromUpstream{},
-		jobs:       make(chan func()),
-		quit:       make(chan struct{}),
+		workers:    workers.New(0),
 	}
 	logger := slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	p.e, err = engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Logger: logger, JournalDelay: cfg.MCP.JournalDelay})
+	reads := hostreads.New(cfg.Reads, cfg.Dir) // attune is the host: [harness.reads]
+	p.e, err = engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Logger: logger, JournalDelay: cfg.MCP.JournalDelay,
+		Read: func(ctx context.Context, key string) (any, error) {
+			c, _ := engine.ReadCallOf(ctx)
+			return reads.Read(ctx, key, c.Arg, c.HasArg, "")
+		}})
 	if err != nil {
 		return err
 	}
@@ -257,7 +260,7 @@ func (p *proxy) serve(ctx context.Context) error {
 		p.mu.Unlock()
 		cancel()
 		p.handlers.Wait()
-		close(p.quit)
+		p.workers.Close()
 	}()
 	errs := make(chan error, 1)
 	p.run(func() { p.read(ctx, errs) })
@@ -288,8 +291,8 @@ func (p *proxy) read(ctx context.Context, errs chan<- error) {
 			return
 		}
 		switch m := msg.(type) {
-		case *jsonrpc.Request:
-			if !m.IsCall() {
+		case *request:
+			if !m.isCall() {
 				p.clientNotify(m)
 				continue
 			}
@@ -299,7 +302,7 @@ func (p *proxy) read(ctx context.Context, errs chan<- error) {
 				job()
 			}
 			return
-		case *jsonrpc.Response:
+		case *response:
 			p.clientResponse(m)
 		}
 	}
@@ -317,24 +320,16 @@ func (p *proxy) badClientMessage(bad *BadMessageError) {
 	if !bad.TooLong && errors.As(bad.Err, &syn) {
 		code = jsonrpc.CodeParseError
 	}
-	_ = p.client.write(&jsonrpc.Response{ID: bad.ID, Error: &jsonrpc.Error{Code: int64(code), Message: "attune mcp: " + bad.Error()}})
+	_ = p.client.write(&response{ID: bad.ID, Error: &jsonrpc.Error{Code: int64(code), Message: "attune mcp: " + bad.Error()}})
 }
 
 // idKey names a request id in maps: a number and a string never share one.
-func idKey(id jsonrpc.ID) string {
-	switch v := id.Raw().(type) {
-	case int64:
-		return "n:" + strconv.FormatInt(v, 10)
-	case string:
-		return "s:" + v
-	}
-	return fmt.Sprintf("%T:%v", id.Raw(), id.Raw())
-}
+func idKey(id json.RawMessage) string { return wire.Key(id) }
 
 // clientRequest returns the handler of one request, to run on a goroutine
 // of its own (nil once the connection is stopping); the client may cancel
 // it with notifications/cancelled from the moment it returns.
-func (p *proxy) clientRequest(ctx context.Context, req *jsonrpc.Request) func() {
+func (p *proxy) clientRequest(ctx context.Context, req *request) func() {
 	rctx, cancel := context.WithCancel(ctx)
 	key := idKey(req.ID)
 	p.mu.Lock()
@@ -361,37 +356,18 @@ func (p *proxy) clientRequest(ctx context.Context, req *jsonrpc.Request) func() 
 		if rctx.Err() != nil && ctx.Err() == nil {
 			return // cancelled by the client: no answer (MCP)
 		}
-		_ = p.client.write(&jsonrpc.Response{ID: req.ID, Result: result, Error: wireError(err)})
+		_ = p.client.write(&response{ID: req.ID, Result: result, Error: wireError(err)})
 	}
 }
 
 // run runs a job (a request's handler, or reading the client) on an idle
-// worker goroutine, or on a new one when none is idle. Workers live as long as the connection: a
-// handler's stack grows deep (the tool chain, Lua), and a fresh goroutine
-// per request grew it from its first few kilobytes every time, a tenth of
-// the proxy's CPU per call.
-func (p *proxy) run(job func()) {
-	select {
-	case p.jobs <- job:
-	default:
-		go p.worker(job)
-	}
-}
-
-func (p *proxy) worker(job func()) {
-	for {
-		job()
-		select {
-		case job = <-p.jobs:
-		case <-p.quit:
-			return
-		}
-	}
-}
+// worker of the pool, or on a new one when none is idle. Workers live as
+// long as the connection (internal/workers says why).
+func (p *proxy) run(job func()) { p.workers.Go(job) }
 
 // wireError is what the client receives for err: an upstream's own error
 // as it sent it, else a JSON-RPC error naming the upstream and the cause.
-func wireError(err error) error {
+func wireError(err error) *jsonrpc.Error {
 	if err == nil {
 		return nil
 	}
@@ -413,7 +389,7 @@ func wireError(err error) error {
 	return &jsonrpc.Error{Code: code, Message: "attune mcp: " + err.Error()}
 }
 
-func (p *proxy) dispatch(ctx context.Context, req *jsonrpc.Request) (json.RawMessage, error) {
+func (p *proxy) dispatch(ctx context.Context, req *request) (json.RawMessage, error) {
 	switch req.Method {
 	case "initialize":
 		return p.initialize(ctx, req.ID, req.Params)
@@ -433,26 +409,24 @@ func (p *proxy) dispatch(ctx context.Context, req *jsonrpc.Request) (json.RawMes
 // relayTo sends an upstream's answer on to the client under the client's
 // id, from the upstream's read loop: what the upstream sends after it
 // (a notification) reaches the client after it too.
-func (p *proxy) relayTo(id jsonrpc.ID) func(*jsonrpc.Response) bool {
-	return func(r *jsonrpc.Response) bool {
-		_ = p.client.write(&jsonrpc.Response{ID: id, Result: r.Result, Error: r.Error})
+func (p *proxy) relayTo(id json.RawMessage) func(*response) bool {
+	return func(r *response) bool {
+		_ = p.client.write(&response{ID: id, Result: r.Result, Error: r.Error})
 		return true
 	}
 }
 
-func (p *proxy) clientNotify(n *jsonrpc.Request) {
+func (p *proxy) clientNotify(n *request) {
 	if n.Method == "notifications/cancelled" {
 		var c struct {
-			RequestID any `json:"requestId"`
+			RequestID json.RawMessage `json:"requestId"`
 		}
-		if json.Unmarshal(n.Params, &c) == nil {
-			if id, err := jsonrpc.MakeID(c.RequestID); err == nil {
-				p.mu.Lock()
-				cancel := p.inflight[idKey(id)]
-				p.mu.Unlock()
-				if cancel != nil {
-					cancel() // the request's upstream call sends its own cancellation
-				}
+		if json.Unmarshal(n.Params, &c) == nil && wire.ValidID(c.RequestID) {
+			p.mu.Lock()
+			cancel := p.inflight[idKey(wire.Compact(c.RequestID))]
+			p.mu.Unlock()
+			if cancel != nil {
+				cancel() // the request's upstream call sends its own cancellation
 			}
 		}
 		return
@@ -462,62 +436,52 @@ func (p *proxy) clientNotify(n *jsonrpc.Request) {
 	}
 }
 
-func (p *proxy) clientResponse(r *jsonrpc.Response) {
-	n, ok := r.ID.Raw().(int64)
-	p.mu.Lock()
-	f, found := p.toClient[n]
-	delete(p.toClient, n)
-	p.mu.Unlock()
-	if !ok || !found {
-		p.logf("the client answered request %v, which was never sent", r.ID.Raw())
+func (p *proxy) clientResponse(r *response) {
+	var f fromUpstream
+	n, ok := callID(r.ID)
+	if ok {
+		f, ok = p.toClient.Take(n)
+	}
+	if !ok {
+		p.logf("the client answered request %s, which was never sent", r.ID)
 		return
 	}
-	f.up.respond(&jsonrpc.Response{ID: f.id, Result: r.Result, Error: r.Error})
+	f.up.respond(&response{ID: f.id, Result: r.Result, Error: r.Error})
 }
 
 // upstreamRequest relays a request of an upstream (sampling, roots,
 // elicitation) to the client under an id of the proxy's own.
-func (p *proxy) upstreamRequest(up *upstream, req *jsonrpc.Request) {
-	p.mu.Lock()
-	p.nextID++
-	id := p.nextID
-	p.toClient[id] = fromUpstream{up: up, id: req.ID}
-	p.mu.Unlock()
-	if err := p.client.write(&jsonrpc.Request{ID: intID(id), Method: req.Method, Params: req.Params}); err != nil {
-		p.mu.Lock()
-		delete(p.toClient, id)
-		p.mu.Unlock()
-		up.respond(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeConnectionClosed, Message: "attune mcp: the client is gone"}})
+func (p *proxy) upstreamRequest(up *upstream, req *request) {
+	id, ok := p.toClient.Add(fromUpstream{up: up, id: req.ID})
+	if !ok || p.client.write(&request{ID: intID(id), Method: req.Method, Params: req.Params}) != nil {
+		p.toClient.Take(id)
+		up.respond(&response{ID: req.ID, Error: &jsonrpc.Error{Code: codeConnectionClosed, Message: "attune mcp: the client is gone"}})
 	}
 }
 
 // upstreamNotify relays a notification of an upstream to the client; a
 // cancellation names the upstream's request by the id the client knows.
-func (p *proxy) upstreamNotify(up *upstream, n *jsonrpc.Request) {
+func (p *proxy) upstreamNotify(up *upstream, n *request) {
 	if n.Method == "notifications/cancelled" {
-		var c map[string]any
-		if json.Unmarshal(n.Params, &c) != nil {
+		var c map[string]json.RawMessage
+		if json.Unmarshal(n.Params, &c) != nil || !wire.ValidID(c["requestId"]) {
 			return
 		}
-		id, err := jsonrpc.MakeID(c["requestId"])
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
+		key := idKey(wire.Compact(c["requestId"]))
 		var found int64
-		for pid, f := range p.toClient {
-			if f.up == up && f.id == id {
+		p.toClient.TakeIf(func(pid int64, f fromUpstream) bool {
+			if f.up == up && idKey(f.id) == key {
 				found = pid
-				delete(p.toClient, pid)
+				return true
 			}
-		}
-		p.mu.Unlock()
+			return false
+		})
 		if found == 0 {
 			return
 		}
-		c["requestId"] = found
+		c["requestId"] = intID(found)
 		params, _ := json.Marshal(c)
-		_ = p.client.write(&jsonrpc.Request{Method: n.Method, Params: params})
+		_ = p.client.write(&request{Method: n.Method, Params: params})
 		return
 	}
 	_ = p.client.write(n)
@@ -532,17 +496,17 @@ func decode(data []byte, v any) error {
 
 // initialize forwards the client's initialize to every upstream and
 // answers with the upstream's result (one upstream) or their merge.
-func (p *proxy) initialize(ctx context.Context, id jsonrpc.ID, params json.RawMessage) (json.RawMessage, error) {
+func (p *proxy) initialize(ctx context.Context, id json.RawMessage, params json.RawMessage) (json.RawMessage, error) {
 	defined, err := p.definedTools()
 	if err != nil {
 		return nil, err
 	}
 	results := make([]map[string]any, len(p.ups))
 	for k, up := range p.ups {
-		var relay func(*jsonrpc.Response) bool
+		var relay func(*response) bool
 		if len(p.ups) == 1 {
 			// the upstream's answer, as it sent it, unless tools must be added
-			relay = func(r *jsonrpc.Response) bool {
+			relay = func(r *response) bool {
 				var res struct {
 					Capabilities map[string]json.RawMessage `json:"capabilities"`
 				}

@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -12,11 +13,18 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/internal/jsonscan"
 )
 
-// ToolPath is the tool chain path of an upstream's tool.
-func ToolPath(upstream, tool string) string { return "mcp/" + upstream + "/" + tool }
+// ToolPath is the tool chain path of an upstream's tool: mcp/UPSTREAM/TOOL,
+// the tool's name encoded as one segment (config.ToolSegment): a name
+// like a/b or ../etc never leaves the mcp/UPSTREAM/* of the effects
+// entries and guards that cover the upstream's tools.
+func ToolPath(upstream, tool string) string {
+	return "mcp/" + upstream + "/" + config.ToolSegment(tool)
+}
 
 // listedTool is one tool the client may see.
 type listedTool struct {
@@ -306,16 +314,23 @@ func resultText(res map[string]any) string {
 // appended to the result with the chain's diagnostics.
 func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	var c callParams // one pass: the arguments are decoded with the rest
-	rawArgs, ok := fastCallParams(params, &c)
-	if !ok {
-		rawArgs = nil
-		c = callParams{}
-		if err := json.Unmarshal(params, &c); err != nil {
+	rawArgs, faithful, ok, err := fastCallParams(params, &c)
+	if err == nil && !ok {
+		// encoding/json's turn; a name given twice is refused first
+		_, err = jsonscan.Valid(params, jsonscan.Options{Dups: true})
+		rawArgs, faithful, c = nil, false, callParams{}
+		if err == nil && json.Unmarshal(params, &c) != nil {
 			c.Name = ""
 		}
 	}
-	if c.Name == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call wants params {\"name\": TOOL, \"arguments\": {...}}, got " + clip(params)}
+	var dup *jsonscan.DupError
+	if errors.As(err, &dup) {
+		// readers differ on which of the two counts: the guard would judge
+		// one and a first-wins upstream run the other
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tools/call: the params name member %q twice in one object (at byte %d of params): send each member once (readers differ on which one counts)", dup.Name, dup.At)}
+	}
+	if !faithful {
+		rawArgs = nil // the upstream gets the judged value, encoded again
 	}
 	var args any = map[string]any{}
 	switch a := c.Arguments.(type) {
@@ -354,8 +369,10 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 	slot.mu.Unlock()
 	var base json.RawMessage
 	switch {
-	case out.Status == engine.StatusOK && raw != nil && !isErr:
+	case out.Status == engine.StatusOK && raw != nil && !isErr && !out.Replaced:
 		base = raw
+	case out.Status == engine.StatusOK && out.Replaced: // a result guard's replace
+		base = replacedResult(out.Result)
 	case out.Status == engine.StatusOK:
 		base = definedResult(out.Result)
 	case out.Status == engine.StatusFailed && raw != nil && isErr:
@@ -378,6 +395,19 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 	}
 	res["content"] = content
 	return json.Marshal(res)
+}
+
+// replacedResult is a result guard's new result: an MCP result itself
+// (with content) as it is, anything else as a defined tool's result.
+func replacedResult(v any) json.RawMessage {
+	if m, ok := v.(map[string]any); ok {
+		if _, ok := m["content"]; ok {
+			if b, err := json.Marshal(m); err == nil {
+				return b
+			}
+		}
+	}
+	return definedResult(v)
 }
 
 func errorResult(text string) json.RawMessage {

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	wire "github.com/attune-dev/attune/internal/jsonrpc"
 )
 
 // Upstream names one upstream MCP server and the command that runs it.
@@ -47,8 +47,8 @@ func (e *UpstreamError) Unwrap() error { return e.Err }
 // the answer first, in the read loop, so that what the upstream sends after
 // it reaches the client after it too; it reports whether it sent it on.
 type pending struct {
-	ch       chan *jsonrpc.Response
-	relay    func(*jsonrpc.Response) bool
+	ch       chan *response
+	relay    func(*response) bool
 	relayed  bool
 	bad      *BadMessageError // the answer was a line that is not JSON-RPC
 	deadline time.Time        // when the request times out
@@ -70,15 +70,14 @@ type upstream struct {
 	start   time.Duration // start_timeout, for initialize
 	log     func(format string, args ...any)
 	// onRequest and onNotify receive what the upstream sends on its own.
-	onRequest func(u *upstream, req *jsonrpc.Request)
-	onNotify  func(u *upstream, req *jsonrpc.Request)
+	onRequest func(u *upstream, req *request)
+	onNotify  func(u *upstream, req *request)
 
-	mu      sync.Mutex
-	nextID  int64
-	pending map[int64]*pending
-	gone    error           // set once the upstream's output ended
-	done    chan struct{}   // closed when the read loop ends
-	init    json.RawMessage // the answer to initialize
+	calls wire.Calls[*pending] // requests sent, awaiting answers
+	mu    sync.Mutex
+	gone  error           // set once the upstream's output ended
+	done  chan struct{}   // closed when the read loop ends
+	init  json.RawMessage // the answer to initialize
 	// One timer per upstream times out its requests (expire), set for
 	// the earliest deadline of those pending when it was set; a request
 	// costs a clock read, not a timer of its own: a timer per request put
@@ -117,9 +116,8 @@ func startUpstream(u Upstream, timeout, start time.Duration, maxMessage int, std
 	}
 	up := &upstream{
 		name: u.Name, cmd: cmd, stdin: stdin, stdout: stdout, timeout: timeout, start: start, log: log,
-		conn:    newConn(rawReader(stdout), rawWriter(stdin), maxMessage),
-		pending: map[int64]*pending{},
-		done:    make(chan struct{}),
+		conn: newConn(rawReader(stdout), rawWriter(stdin), maxMessage),
+		done: make(chan struct{}),
 	}
 	return up, nil
 }
@@ -142,10 +140,10 @@ func (u *upstream) run() {
 			return
 		}
 		switch m := msg.(type) {
-		case *jsonrpc.Response:
+		case *response:
 			u.deliver(m)
-		case *jsonrpc.Request:
-			if m.IsCall() {
+		case *request:
+			if m.isCall() {
 				u.onRequest(u, m)
 			} else {
 				u.onNotify(u, m)
@@ -158,36 +156,25 @@ func (u *upstream) run() {
 // be found, every pending request: the answer they wait for may be lost.
 func (u *upstream) badMessage(bad *BadMessageError) {
 	u.log("upstream %s sent %v", u.name, bad)
-	if n, ok := bad.ID.Raw().(int64); ok {
-		u.mu.Lock()
-		_, pending := u.pending[n]
-		u.mu.Unlock()
-		if pending {
-			u.fail(n, bad)
-			return
-		}
+	if n, ok := callID(bad.ID); ok && u.calls.Waits(n) {
+		u.fail(n, bad)
+		return
 	}
-	u.mu.Lock()
-	ids := make([]int64, 0, len(u.pending))
-	for id := range u.pending {
-		ids = append(ids, id)
-	}
-	u.mu.Unlock()
-	for _, id := range ids {
+	for _, id := range u.calls.IDs() {
 		u.fail(id, bad)
 	}
 }
 
 // deliver hands an answer to its request.
-func (u *upstream) deliver(r *jsonrpc.Response) {
-	n, ok := r.ID.Raw().(int64)
+func (u *upstream) deliver(r *response) {
+	n, ok := callID(r.ID)
 	if !ok {
-		u.log("upstream %s answered request %v, which the proxy never sent", u.name, r.ID.Raw())
+		u.log("upstream %s answered request %s, which the proxy never sent", u.name, r.ID)
 		return
 	}
 	pd := u.take(n)
 	if pd == nil {
-		if !u.sent(n) {
+		if !u.calls.Sent(n) {
 			u.log("upstream %s answered request %d, which the proxy never sent", u.name, n)
 		}
 		return // else answered after a timeout or a cancellation
@@ -202,24 +189,14 @@ func (u *upstream) deliver(r *jsonrpc.Response) {
 func (u *upstream) fail(n int64, bad *BadMessageError) {
 	if pd := u.take(n); pd != nil {
 		pd.bad = bad
-		pd.ch <- &jsonrpc.Response{ID: intID(n)}
+		pd.ch <- &response{ID: intID(n)}
 	}
 }
 
 // take removes a pending request; nil when none waits under that id.
 func (u *upstream) take(n int64) *pending {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	pd := u.pending[n]
-	delete(u.pending, n)
+	pd, _ := u.calls.Take(n)
 	return pd
-}
-
-// sent reports whether the proxy ever sent request n.
-func (u *upstream) sent(n int64) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return n > 0 && n <= u.nextID
 }
 
 // exit marks the upstream gone and fails every pending request.
@@ -242,8 +219,7 @@ func (u *upstream) exit(readErr error) {
 	}
 	u.mu.Lock()
 	u.gone = fmt.Errorf("%w: %s %s", ErrUpstreamGone, u.name, why)
-	pend := u.pending
-	u.pending = map[int64]*pending{}
+	pend := u.calls.Close()
 	if u.timer != nil {
 		u.timer.Stop()
 		u.timerAt = time.Time{}
@@ -262,7 +238,7 @@ func (u *upstream) call(ctx context.Context, method string, params json.RawMessa
 
 // callRelay is call with a relay: when relay takes the answer, the result
 // is errRelayed.
-func (u *upstream) callRelay(ctx context.Context, method string, params json.RawMessage, relay func(*jsonrpc.Response) bool) (json.RawMessage, error) {
+func (u *upstream) callRelay(ctx context.Context, method string, params json.RawMessage, relay func(*response) bool) (json.RawMessage, error) {
 	return u.callUntil(ctx, time.Time{}, method, params, relay)
 }
 
@@ -271,20 +247,11 @@ func (u *upstream) callRelay(ctx context.Context, method string, params json.Raw
 // the engine's ctx here, and the client's request ctx as ctx, so that
 // the engine's ctx, whose timer is made only when someone waits on it,
 // needs none (the upstream's one timer serves both).
-func (u *upstream) callUntil(ctx context.Context, until time.Time, method string, params json.RawMessage, relay func(*jsonrpc.Response) bool) (json.RawMessage, error) {
+func (u *upstream) callUntil(ctx context.Context, until time.Time, method string, params json.RawMessage, relay func(*response) bool) (json.RawMessage, error) {
 	fail := func(err error) (json.RawMessage, error) {
 		return nil, &UpstreamError{Upstream: u.name, Method: method, Err: err}
 	}
-	pd := &pending{ch: make(chan *jsonrpc.Response, 1), relay: relay}
-	u.mu.Lock()
-	if u.gone != nil {
-		err := u.gone
-		u.mu.Unlock()
-		return fail(err)
-	}
-	u.nextID++
-	id := u.nextID
-	u.pending[id] = pd
+	pd := &pending{ch: make(chan *response, 1), relay: relay}
 	wait, key := u.timeout, "call_timeout"
 	if method == "initialize" {
 		wait, key = u.start, "start_timeout"
@@ -293,13 +260,21 @@ func (u *upstream) callUntil(ctx context.Context, until time.Time, method string
 	if !until.IsZero() && until.Before(pd.deadline) {
 		pd.deadline, pd.until = until, true
 	}
+	id, ok := u.calls.Add(pd)
+	if !ok { // the upstream is gone: the table was closed
+		u.mu.Lock()
+		err := u.gone
+		u.mu.Unlock()
+		return fail(err)
+	}
+	u.mu.Lock()
 	u.armLocked(pd.deadline)
 	u.mu.Unlock()
-	if err := u.conn.write(&jsonrpc.Request{ID: intID(id), Method: method, Params: params}); err != nil {
+	if err := u.conn.write(&request{ID: intID(id), Method: method, Params: params}); err != nil {
 		_ = u.forget(id)
 		return fail(fmt.Errorf("%w: %s cannot be written to: %v", ErrUpstreamGone, u.name, err))
 	}
-	var r *jsonrpc.Response
+	var r *response
 	select {
 	case r = <-pd.ch:
 	case <-ctx.Done():
@@ -352,19 +327,28 @@ func (u *upstream) armLocked(deadline time.Time) {
 func (u *upstream) expire() {
 	now := time.Now()
 	var late []int64
+	var next time.Time // the earliest deadline left
 	u.mu.Lock()
 	u.timerAt = time.Time{}
-	for id, pd := range u.pending {
+	u.mu.Unlock()
+	for _, pd := range u.calls.TakeIf(func(id int64, pd *pending) bool {
 		if !pd.deadline.After(now) {
 			late = append(late, id)
-			delete(u.pending, id)
-			pd.timedOut = true
-			pd.ch <- nil // buffered, and only the one who took it from pending sends
-		} else {
-			u.armLocked(pd.deadline)
+			return true
 		}
+		if next.IsZero() || pd.deadline.Before(next) {
+			next = pd.deadline
+		}
+		return false
+	}) {
+		pd.timedOut = true
+		pd.ch <- nil // buffered, and only the one who took it from the table sends
 	}
-	u.mu.Unlock()
+	if !next.IsZero() {
+		u.mu.Lock()
+		u.armLocked(next)
+		u.mu.Unlock()
+	}
 	for _, id := range late {
 		u.cancel(id, "timed out")
 	}
@@ -372,10 +356,7 @@ func (u *upstream) expire() {
 
 // forget drops a pending request; false when its answer was taken already.
 func (u *upstream) forget(id int64) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	_, ok := u.pending[id]
-	delete(u.pending, id)
+	_, ok := u.calls.Take(id)
 	return ok
 }
 
@@ -392,11 +373,11 @@ func (u *upstream) notify(method string, params json.RawMessage) error {
 	if gone != nil {
 		return gone
 	}
-	return u.conn.write(&jsonrpc.Request{Method: method, Params: params})
+	return u.conn.write(&request{Method: method, Params: params})
 }
 
 // respond answers a request the upstream sent.
-func (u *upstream) respond(r *jsonrpc.Response) { _ = u.conn.write(r) }
+func (u *upstream) respond(r *response) { _ = u.conn.write(r) }
 
 func (u *upstream) setInit(raw json.RawMessage) {
 	u.mu.Lock()
@@ -438,10 +419,4 @@ func (u *upstream) close(grace time.Duration) {
 	case <-u.done:
 	case <-time.After(grace): // a child of the upstream may hold its output open
 	}
-}
-
-// intID is the JSON-RPC id n.
-func intID(n int64) jsonrpc.ID {
-	id, _ := jsonrpc.MakeID(float64(n))
-	return id
 }

@@ -129,6 +129,9 @@ type Step struct {
 	Child         string
 	Note          string
 	ToTurn        int
+	// Harness is the harness data ({name, event}) the step's records
+	// carry (a recorded hook session's)
+	Harness any
 
 	Expect *Expect // nil when the step has no expect table
 	// ExpectLines are the lines of the expectation keys, when known.
@@ -179,6 +182,12 @@ type Expect struct {
 	Revision    *int64
 	State       any
 	HasState    bool
+	// Verdict is a tool guard's verdict on a call ("allow", "ask", or
+	// "none"); Halt a text the step's halt reason contains ("" with
+	// HasHalt: any halt), NoHalt that the step did not halt.
+	Verdict *string
+	Halt    *string
+	NoHalt  bool
 }
 
 // NoteWant is one expected note: its kind (when given) and a text the
@@ -247,7 +256,7 @@ var (
 	answerKeys   = []string{"result", "value", "fail"}
 	hostFloor    = []string{"refuse_marks"}
 	expectKeys   = []string{"status", "result", "error", "reason", "refused_by", "hidden", "diagnostics",
-		"notes", "continue", "rounds", "core_calls", "host_reads", "floor", "revision", "state", "diverged"}
+		"notes", "continue", "rounds", "core_calls", "host_reads", "floor", "revision", "state", "diverged", "verdict", "halt"}
 	roundKeys     = []string{"tools", "output", "host_continue"}
 	roundToolKeys = []string{"path", "args"}
 	noteKeys      = []string{"kind", "text"}
@@ -264,11 +273,11 @@ var opKeys = map[string][]string{
 	"forget":      {"program"},
 	"attune":      {"instance"},
 	"set-read":    {"key", "value"},
-	"turn-begin":  {"instance", "input", "context_fresh"},
-	"round-begin": {"instance"},
-	"tool":        {"instance", "path", "args", "call_id"},
-	"round-end":   {"instance", "host_continue", "output"},
-	"turn-end":    {"instance", "addenda"},
+	"turn-begin":  {"instance", "input", "context_fresh", "harness"},
+	"round-begin": {"instance", "harness"},
+	"tool":        {"instance", "path", "args", "call_id", "harness"},
+	"round-end":   {"instance", "host_continue", "output", "harness"},
+	"turn-end":    {"instance", "addenda", "harness"},
 	"turn":        {"instance", "input", "context_fresh", "rounds", "max_rounds"},
 	"method":      {"instance", "owner", "method", "input", "call_id", "host_authority"},
 	"command":     {"instance", "name", "text"},
@@ -782,6 +791,9 @@ func (sl *stepLoader) load(cfg *config.Config, lastInstance *string) {
 	s.Path = sl.str("path")
 	s.Args = plain(m["args"])
 	s.CallID = sl.str("call_id")
+	if h, ok := m["harness"]; ok {
+		s.Harness = plain(h)
+	}
 	s.HostContinue = sl.boolean("host_continue")
 	if _, ok := m["output"]; ok {
 		o := sl.str("output")
@@ -953,6 +965,26 @@ func (sl *stepLoader) expect(v any) *Expect {
 				e.Error, e.HasError = texts, true
 			} else {
 				e.Reason, e.HasReason = texts, true
+			}
+		case "verdict":
+			s, isStr := val.(string)
+			if !isStr || !contains([]string{"allow", "ask", "none"}, s) {
+				sl.errf(at, "want allow, ask or none, got %s", tomlx.Describe(val))
+			}
+			e.Verdict = &s
+		case "halt":
+			switch h := val.(type) {
+			case bool:
+				if h {
+					empty := ""
+					e.Halt = &empty
+				} else {
+					e.NoHalt = true
+				}
+			case string:
+				e.Halt = &h
+			default:
+				sl.errf(at, "want true, false or a text the halt's reason contains, got %s", tomlx.Describe(val))
 			}
 		case "refused_by":
 			s, isStr := val.(string)

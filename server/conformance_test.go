@@ -419,3 +419,33 @@ func TestServeCommandName(t *testing.T) {
 		}
 	}
 }
+
+// Ids come back token for token: 1.5, 0.1, 1e2, 2^63 and a string with an
+// escape are never read into a number or re-encoded (attune mcp answered
+// 1.5 as 1 and 2^63 as -2^63; serve must not).
+func TestServeIDsEchoedAsWritten(t *testing.T) {
+	p := initialized(t, Options{}, map[string]any{})
+	p.call("start", map[string]any{"instance": "a", "bot": "main"})
+	p.mu.Lock()
+	p.tap = true
+	p.mu.Unlock()
+	for _, id := range []string{`1.5`, `0.1`, `1e2`, `9223372036854775808`, `-0`, `12345678901234567890123`, `"a\u0062"`, `"1.5"`} {
+		p.line([]byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"tool","params":{"instance":"a","path":"fs/plain","args":1}}`))
+		deadline := time.After(20 * time.Second)
+	wait:
+		for {
+			select {
+			case l := <-p.lines:
+				var m struct {
+					ID json.RawMessage `json:"id"`
+				}
+				if json.Unmarshal(l, &m) == nil && string(m.ID) == id {
+					break wait
+				}
+			case <-deadline:
+				t.Fatalf("id %s: no answer under that token", id)
+			}
+		}
+		<-p.rawc
+	}
+}

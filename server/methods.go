@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/internal/jsonrpc"
 )
 
 // request is one request (or notification) on its way.
@@ -267,7 +268,7 @@ func (s *Server) enqueue(key string, f func()) {
 	if !q.running {
 		q.running = true
 		s.work.Add(1)
-		go s.drain(key, q)
+		s.workers.Go(func() { s.drain(key, q) })
 	}
 }
 
@@ -307,7 +308,7 @@ func (s *Server) request(r *request, b *batchRun) {
 	}
 	switch r.method {
 	case "$/cancelRequest":
-		s.cancelRequest(compact(p.ID))
+		s.cancelRequest(jsonrpc.Compact(p.ID))
 		if !r.notification {
 			s.reply(b, response{JSONRPC: "2.0", ID: r.id, Result: map[string]any{}}, false)
 		}

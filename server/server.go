@@ -18,7 +18,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -27,11 +26,11 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/internal/jsonrpc"
+	"github.com/attune-dev/attune/internal/workers"
 )
 
 // ProtocolVersion is the version of the protocol this server speaks.
@@ -69,22 +68,19 @@ type Options struct {
 // Server serves one engine over one stream pair.
 type Server struct {
 	o   Options
-	out io.Writer
+	out *jsonrpc.Writer // framed as the client frames its messages
 	log *slog.Logger
-
-	wmu    sync.Mutex  // one message at a time on out
-	framed atomic.Bool // the client frames with Content-Length headers: answer so
 
 	mu       sync.Mutex
 	eng      *engine.Engine
 	caps     clientCaps
 	queues   map[string]*queue
-	inflight map[string]*request // requests by id, for $/cancelRequest
-	pending  map[string]chan message
-	closed   bool          // the input ended: no new callbacks
-	done     chan struct{} // closed with closed
+	inflight map[string]*request         // requests by id, for $/cancelRequest
+	calls    jsonrpc.Calls[chan message] // callbacks awaiting the client's answers, as "e1", "e2", ...
+	closed   bool                        // the input ended: no new callbacks
+	done     chan struct{}               // closed with closed
 	work     sync.WaitGroup
-	nextID   atomic.Int64
+	workers  *workers.Pool // the instances' queues drain on it (internal/workers)
 }
 
 // New returns a server writing to out.
@@ -96,8 +92,8 @@ func New(out io.Writer, o Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{o: o, out: out, log: log, queues: map[string]*queue{}, inflight: map[string]*request{},
-		pending: map[string]chan message{}, done: make(chan struct{})}
+	return &Server{o: o, out: jsonrpc.NewWriter(out, nil), log: log, queues: map[string]*queue{}, inflight: map[string]*request{},
+		done: make(chan struct{}), workers: workers.New(0)}
 }
 
 // Engine returns the engine built at initialize (nil before).
@@ -147,20 +143,14 @@ type errorData struct {
 	Param string `json:"param,omitempty"`
 }
 
-var nullID = json.RawMessage("null")
+var nullID = jsonrpc.Null
 
 func (s *Server) send(v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		data, _ = json.Marshal(response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeEngine, Message: "the answer cannot be encoded: " + err.Error()}})
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.framed.Load() {
-		_, _ = s.out.Write(append(fmt.Appendf(nil, "Content-Length: %d\r\n\r\n", len(data)), data...))
-		return
-	}
-	_, _ = s.out.Write(append(data, '\n'))
+	_ = s.out.Write(data)
 }
 
 // notify sends a notification to the client.
@@ -182,17 +172,19 @@ func (s *Server) Serve(ctx context.Context, in io.Reader) error {
 	}
 	items := make(chan item)
 	stop := make(chan struct{})
-	r := &lineReader{br: bufio.NewReaderSize(in, 64<<10), max: s.o.MaxMessage, framed: &s.framed}
+	r := jsonrpc.NewReader(in, s.o.MaxMessage, jsonrpc.Detect)
+	s.out.FrameAs(r) // the client's first message says: lines or Content-Length headers
 	go func() {
 		for {
-			line, err := r.next()
+			line, err := r.Next()
 			select {
 			case items <- item{line, err}:
 			case <-stop:
 				return
 			}
-			var bad *badFrame
-			if err != nil && !errors.Is(err, errOversize) && !errors.As(err, &bad) {
+			var long *jsonrpc.TooLongError
+			var bad *jsonrpc.FrameError
+			if err != nil && !errors.As(err, &long) && !errors.As(err, &bad) {
 				return
 			}
 		}
@@ -202,12 +194,13 @@ loop:
 	for {
 		select {
 		case it := <-items:
+			var long *jsonrpc.TooLongError
 			switch {
 			case it.err == nil:
 				s.handle(it.line)
-			case errors.Is(it.err, errOversize):
-				s.oversize(it.line)
-			case errors.As(it.err, new(*badFrame)):
+			case errors.As(it.err, &long):
+				s.oversize(long)
+			case errors.As(it.err, new(*jsonrpc.FrameError)):
 				s.send(response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeParse, Message: "parse error: " + it.err.Error()}})
 			default:
 				if it.err != io.EOF {
@@ -224,14 +217,14 @@ loop:
 	return rerr
 }
 
-// oversize answers a line over the message limit, of which head is the
-// start. The id, when the start names one before the large value, is
-// kept: a request gets its error under its id, and an answer to a
-// callback fails that callback at once (not at its deadline).
-func (s *Server) oversize(head []byte) {
+// oversize answers a line over the message limit. The id, when its start
+// names one before the large value, is kept: a
+// request gets its error under its id, and an answer to a callback fails
+// that callback at once (not at its deadline).
+func (s *Server) oversize(long *jsonrpc.TooLongError) {
 	msg := fmt.Sprintf("a message longer than %d bytes (the server's limit, attune serve --max-message) was skipped", s.o.MaxMessage)
-	id, kind := leadingID(head)
-	if id != nil && kind != "request" && s.isPending(id) {
+	id, kind := jsonrpc.LeadingID(long.Head)
+	if id != nil && kind != jsonrpc.KindRequest && s.isPending(id) {
 		s.answered(message{ID: id, bad: "the client's answer: " + msg})
 		id = nil
 	}
@@ -239,37 +232,6 @@ func (s *Server) oversize(head []byte) {
 		id = nullID
 	}
 	s.send(response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeInvalidRequest, Message: "invalid request: " + msg, Data: &errorData{Code: "oversize"}}})
-}
-
-// leadingID reads the top-level members of a JSON object from head, the
-// start of a line, as far as they go: the id, when one comes before head
-// ends, and the kind of message its members say ("request" for a
-// "method", "answer" for a "result" or an "error"; "" when none came).
-func leadingID(head []byte) (id json.RawMessage, kind string) {
-	dec := json.NewDecoder(bytes.NewReader(head))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, ""
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			break
-		}
-		switch k {
-		case "method":
-			kind = "request"
-		case "result", "error":
-			kind = "answer"
-		}
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			break // the large value: head ends inside it
-		}
-		if k == "id" && validID(v) {
-			id = compact(v)
-		}
-	}
-	return id, kind
 }
 
 // shutdown cancels pending callbacks and waits for the requests in flight.
@@ -280,7 +242,9 @@ func (s *Server) shutdown() {
 		close(s.done)
 	}
 	s.mu.Unlock()
+	s.calls.Close() // no new callbacks; those waiting end on done
 	s.work.Wait()
+	s.workers.Close()
 }
 
 // handle takes one line: a message or a batch.
@@ -365,24 +329,6 @@ func (s *Server) reply(b *batchRun, r response, queued bool) {
 	}
 }
 
-// validID reports whether raw is a JSON-RPC id: a string, a number or null.
-func validID(raw json.RawMessage) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		return json.Unmarshal(raw, &s) == nil
-	case 'n':
-		return string(raw) == "null"
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		var n json.Number
-		return json.Unmarshal(raw, &n) == nil
-	}
-	return false
-}
-
 // message takes one JSON value of a line or a batch.
 func (s *Server) message(raw json.RawMessage, b *batchRun) {
 	var fields map[string]json.RawMessage
@@ -391,18 +337,18 @@ func (s *Server) message(raw json.RawMessage, b *batchRun) {
 		return
 	}
 	idRaw, hasID := fields["id"]
-	if hasID && !validID(idRaw) {
+	if hasID && !jsonrpc.ValidID(idRaw) {
 		s.reply(b, response{JSONRPC: "2.0", ID: nullID, Error: &rpcError{Code: codeInvalidRequest, Message: "invalid request: id must be a string, a number or null"}}, false)
 		return
 	}
 	id := nullID
 	if hasID {
-		id = compact(idRaw)
+		id = jsonrpc.Compact(idRaw)
 	}
 	invalid := func(msg string) {
 		s.reply(b, response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeInvalidRequest, Message: "invalid request: " + msg}}, false)
 	}
-	if v, ok := fields["jsonrpc"]; !ok || string(compact(v)) != `"2.0"` {
+	if v, ok := fields["jsonrpc"]; !ok || string(jsonrpc.Compact(v)) != `"2.0"` {
 		invalid(`"jsonrpc" must be "2.0"`)
 		return
 	}
@@ -456,25 +402,16 @@ func (s *Server) message(raw json.RawMessage, b *batchRun) {
 	s.request(&request{id: id, notification: !hasID, method: method, params: params}, b)
 }
 
-func compact(raw json.RawMessage) json.RawMessage {
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
-	}
-	return buf.Bytes()
-}
-
 // answered delivers the client's answer to a callback. An answer nobody
 // waits for (a duplicate, one past its deadline, an unknown id) is logged
 // and dropped: the reader never blocks on it.
 func (s *Server) answered(m message) {
-	key := string(m.ID)
-	s.mu.Lock()
-	ch := s.pending[key]
-	delete(s.pending, key)
-	s.mu.Unlock()
+	var ch chan message
+	if n, ok := jsonrpc.ParseCallID(m.ID, "e"); ok {
+		ch, _ = s.calls.Take(n)
+	}
 	if ch == nil {
-		s.warn("ignored an answer to no pending callback (a duplicate, a late one, or an unknown id)", "id", key)
+		s.warn("ignored an answer to no pending callback (a duplicate, a late one, or an unknown id)", "id", string(m.ID))
 		return
 	}
 	ch <- m // buffered, and sent once: the entry is gone
@@ -482,9 +419,8 @@ func (s *Server) answered(m message) {
 
 // isPending reports whether a callback waits for an answer with this id.
 func (s *Server) isPending(id json.RawMessage) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pending[string(id)] != nil
+	n, ok := jsonrpc.ParseCallID(id, "e")
+	return ok && s.calls.Waits(n)
 }
 
 func (s *Server) warn(msg string, args ...any) {
@@ -503,20 +439,13 @@ var errClosed = &engine.Error{Code: engine.CodeCancelled, Message: "cancelled: t
 // call sends a request to the client and waits for its answer, for ctx
 // (which carries the engine's host_timeout) or the end of the input.
 func (s *Server) call(ctx context.Context, method string, params any, result any) error {
-	id := strconv.Quote("e" + strconv.FormatInt(s.nextID.Add(1), 10))
 	ch := make(chan message, 1)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	n, ok := s.calls.Add(ch)
+	if !ok {
 		return errClosed
 	}
-	s.pending[id] = ch
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.pending, id)
-		s.mu.Unlock()
-	}()
+	defer s.calls.Take(n)
+	id := strconv.Quote("e" + strconv.FormatInt(n, 10))
 	s.send(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -606,145 +535,4 @@ func callParams(instance, session, callID, path string, args any, marks []string
 		p["call_id"] = callID
 	}
 	return p
-}
-
-// lineReader reads lines of at most max bytes; a longer one is skipped
-// whole and reported as errOversize, with its first bytes. When the first
-// line is a Content-Length header, it reads messages framed by headers
-// instead, as a language server's client writes them (vscode-jsonrpc's
-// StreamMessageWriter), and sets framed so that answers are framed alike.
-type lineReader struct {
-	br       *bufio.Reader
-	max      int
-	buf      []byte
-	head     []byte // the start of the last oversize line (its id, most often)
-	detected bool   // the first line was read: the framing is known
-	framed   *atomic.Bool
-}
-
-// badFrame is a header block that does not say a message's length: the
-// block is skipped and answered with a parse error.
-type badFrame struct{ why string }
-
-func (b *badFrame) Error() string { return b.why }
-
-// contentLength reads a Content-Length header line.
-func contentLength(line []byte) (n int, ok bool, err error) {
-	k, v, found := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
-	if !found || !strings.EqualFold(string(bytes.TrimSpace(k)), "Content-Length") {
-		return 0, false, nil
-	}
-	n, err = strconv.Atoi(string(bytes.TrimSpace(v)))
-	if err != nil || n < 0 {
-		return 0, true, &badFrame{fmt.Sprintf("a Content-Length header that is not a length: %q", bytes.TrimSpace(line))}
-	}
-	return n, true, nil
-}
-
-// nextFramed reads one message framed by headers, whose first header line
-// was read already: headers up to an empty line, then Content-Length bytes.
-func (r *lineReader) nextFramed(first []byte) ([]byte, error) {
-	n, line, headers := -1, first, false
-	var bad error
-	for {
-		if len(bytes.TrimRight(line, "\r\n")) == 0 {
-			if headers {
-				break // the empty line that ends the headers
-			}
-		} else if l, ok, err := contentLength(line); err != nil {
-			headers, bad = true, err
-		} else {
-			headers = true
-			if ok {
-				n = l
-			}
-		}
-		var err error
-		if line, err = r.br.ReadSlice('\n'); err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				return nil, &badFrame{"a header line longer than 64 KiB"}
-			}
-			return nil, err
-		}
-	}
-	if bad != nil {
-		return nil, bad
-	}
-	if n < 0 {
-		return nil, &badFrame{"a header block without Content-Length"}
-	}
-	if n > r.max {
-		head, _ := r.br.Peek(min(n, oversizeHead))
-		head = append([]byte(nil), head...)
-		if _, err := r.br.Discard(n); err != nil {
-			return nil, err
-		}
-		return head, errOversize
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r.br, body); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, io.EOF // the input ended inside a message
-		}
-		return nil, err
-	}
-	return body, nil
-}
-
-// oversizeHead is how much of an oversize line is kept to find its id.
-const oversizeHead = 4096
-
-var errOversize = errors.New("oversize message")
-
-func (r *lineReader) next() ([]byte, error) {
-	if r.detected && r.framed != nil && r.framed.Load() {
-		line, err := r.br.ReadSlice('\n')
-		if err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				return nil, &badFrame{"a header line longer than 64 KiB"}
-			}
-			return nil, err
-		}
-		return r.nextFramed(line)
-	}
-	line, err := r.nextLine()
-	if !r.detected && err == nil && len(bytes.TrimSpace(line)) > 0 {
-		r.detected = true
-		if _, ok, _ := contentLength(line); ok && r.framed != nil {
-			r.framed.Store(true)
-			return r.nextFramed(line)
-		}
-	}
-	return line, err
-}
-
-func (r *lineReader) nextLine() ([]byte, error) {
-	r.buf = r.buf[:0]
-	over := false
-	for {
-		chunk, err := r.br.ReadSlice('\n')
-		if !over {
-			if len(r.buf)+len(bytes.TrimRight(chunk, "\r\n")) > r.max {
-				over = true
-				head := append([]byte(nil), r.buf[:min(len(r.buf), oversizeHead)]...)
-				r.head = append(head, chunk[:min(len(chunk), oversizeHead-len(head))]...)
-				r.buf = r.buf[:0]
-			} else {
-				r.buf = append(r.buf, chunk...)
-			}
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case err == io.EOF && (over || len(r.buf) > 0):
-		default:
-			return nil, err
-		}
-		break
-	}
-	if over {
-		return r.head, errOversize
-	}
-	return append([]byte(nil), r.buf...), nil
 }

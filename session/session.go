@@ -93,6 +93,10 @@ type Entry struct {
 	// was left out of the entry ("args", "input"): the step failed with
 	// Error without running, and a replay fails it the same way.
 	NotPlain string `json:"not_plain,omitempty"`
+
+	// Harness is the agent harness a step came from ({name, event}), as
+	// its records carried it.
+	Harness any `json:"harness,omitempty"`
 }
 
 // Journal is one session's append-only record in the store. Entries are
@@ -385,6 +389,9 @@ type Note struct {
 const (
 	Ambient    = "ambient"
 	Activating = "activating"
+	// User: a note for the harness's user only, never the model's context
+	// (the engine keeps it out of the notebook).
+	User = "user"
 )
 
 // Book numbers, places, consumes and expires the notes of a session.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -67,13 +66,16 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
-	data, err := io.ReadAll(io.LimitReader(stdin, hook.MaxEvent+1))
+	// the timeout runs from the start: an event that does not arrive whole
+	// in time is answered as what its start names (a tool call: deny)
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	data, err := hook.ReadInput(ctx, stdin)
 	var ev hook.Event
-	if err == nil && len(data) > hook.MaxEvent {
-		err = fmt.Errorf("the event is larger than %d bytes", hook.MaxEvent)
-		ev = hook.Oversize(d, data)
-	} else if err == nil {
-		ev, err = d.Parse(data)
+	if err != nil {
+		ev = hook.Named(d, data)
+	} else {
+		ev, err = hook.Read(d, data)
 	}
 	if err != nil {
 		// not an event attune can act on: say so; deny a tool call it names
@@ -85,10 +87,17 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
 	done := make(chan hook.Answer, 1)
-	go func() { done <- answerEvent(ctx, d, ev, *cfgFlag, stderr) }()
+	go func() {
+		defer func() {
+			if p := recover(); p != nil { // a crash is a tool call nothing judged
+				err := fmt.Errorf("internal error: %v", p)
+				fmt.Fprintf(stderr, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
+				done <- hook.Failure(ev, err, false)
+			}
+		}()
+		done <- answerEvent(ctx, d, ev, *cfgFlag, stderr)
+	}()
 	var a hook.Answer
 	select {
 	case a = <-done:
@@ -222,6 +231,11 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 		if err := hook.CheckListen(in.HTTP, false); err != nil {
 			fmt.Fprintf(stderr, "attune hook install: --http %s: not a loopback address; install writes only loopback hook URLs (127.0.0.1 or ::1), since hook answers decide what the agent may run\n", in.HTTP)
 			return 2
+		}
+		// the secret `hook serve` requires, beside the project's configuration
+		if in.Token, err = hook.LoadToken(where.Project); err != nil {
+			fmt.Fprintln(stderr, "attune hook install:", err)
+			return 1
 		}
 	} else {
 		cfg := *cfgFlag
@@ -400,7 +414,9 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:8787", "the address to answer on (loopback unless --listen-any)")
 	anyAddr := fs.Bool("listen-any", false, "allow a listen address that is not loopback")
 	cfgFlag := fs.String("config", "", "the attune configuration")
-	timeout := fs.Duration("timeout", hook.DefaultTimeout, "the most one event may take")
+	timeout := fs.Duration("timeout", hook.DefaultTimeout, "the most one event may take, reading its body included")
+	maxConns := fs.Int("max-conns", hook.DefaultMaxConns, "the connections served at once; past it a tool call is denied at once")
+	maxWarm := fs.Int("max-warm", hook.DefaultMaxWarm, "the sessions kept warm; past it the least recently used is stopped")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -414,7 +430,18 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
 	}
-	ctx := context.Background()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	token, err := hook.LoadToken(filepath.Dir(abs))
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	rt, err := hook.Open(ctx, path, hook.Options{Warm: true, Stderr: stderr})
 	if err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
@@ -426,15 +453,8 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "attune hook serve %s: answering on http://%s%s\n", name, ln.Addr(), hook.HTTPPath)
-	srv := &http.Server{Handler: rt.Handler(d, *timeout), ReadHeaderTimeout: 10 * time.Second}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-stop
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+	fmt.Fprintf(stderr, "attune hook serve %s: answering on http://%s%s (requests carry the %s header of %s)\n", name, ln.Addr(), hook.HTTPPath, hook.TokenHeader, hook.TokenFile(filepath.Dir(abs)))
+	if err := rt.Serve(ctx, ln, d, hook.ServeOptions{Timeout: *timeout, Token: token, MaxConns: *maxConns, MaxWarm: *maxWarm}); err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
 	}
