@@ -39,8 +39,8 @@ type Install struct {
 	// HTTP, when set (127.0.0.1:PORT), installs http entries for
 	// `attune hook serve` instead of commands (Claude Code only).
 	HTTP string
-	// Token is the secret of `hook serve` (LoadToken), sent by every http
-	// entry as TokenHeader; "" sends none.
+	// Token is the secret of `hook serve`, sent by every http entry as
+	// the X-Attune-Token header; "" sends none.
 	Token string
 }
 
