@@ -46,6 +46,9 @@ type BoundaryResult struct {
 	LoopEnd *session.LoopEnd
 	// RefusedBy is "guard" when a boundary guard refused.
 	RefusedBy string
+	// Halt is set when a guard or hook called (halt REASON) during the
+	// step: the agent's turn is to end (a halted round end never continues).
+	Halt *Halt
 	// Err is the error behind a refusal or failure (nil when ok), an *Error.
 	Err error
 }
@@ -82,6 +85,18 @@ func (b *bchain) putRecord(r *registry, t *lua.LTable) { r.bounds.Put(t) }
 func (b *bchain) invoke(_ *luabind.State, gr *guardRun) Outcome { return b.step(gr.k + 1) }
 
 func (b *bchain) retrying() bool { return false }
+
+func (b *bchain) proceeds(v verdict) bool { return v == verdictAllow }
+
+func (b *bchain) proceed(_ *luabind.State, gr *guardRun) Outcome { return b.step(gr.k + 1) }
+
+// verdict: allow lets the boundary open; ask is a tool guard's verdict only.
+func (b *bchain) verdict(_ *guardRun, v verdict, reason string, out Outcome) Outcome {
+	if v == verdictAsk {
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "ask is for tool guards only; a boundary guard refused with it: " + reason}
+	}
+	return out
+}
 
 func (b *bchain) retryFrom(_ *guardRun, reason string) Outcome {
 	return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "retry is for tool guards only; a boundary guard refused with it: " + reason}
@@ -374,7 +389,9 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 		s.mu.Unlock()
 		s.journaling.Store(false)
 		set.release()
-		return refusedResult(out), s.flush(ctx)
+		res := refusedResult(out)
+		res.Halt = s.takeHalt()
+		return res, s.flush(ctx)
 	}
 	s.mu.Lock()
 	s.inTurn = true
@@ -385,7 +402,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	// a step's entry follows what happened during it (deliveries, notes)
 	entry.Error = failText(failure)
 	s.journal(entry)
-	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes}
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes, Halt: s.takeHalt()}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
@@ -456,7 +473,9 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 		s.mu.Lock()
 		s.round--
 		s.mu.Unlock()
-		return refusedResult(out), s.flush(ctx)
+		res := refusedResult(out)
+		res.Halt = s.takeHalt()
+		return res, s.flush(ctx)
 	}
 	s.inRound = true
 	notes, failure := i.runHooks(ctx, set, "round", "start", rec, callID)
@@ -470,7 +489,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 			s.journal(session.Entry{Type: session.Consume, ID: n.ID})
 		}
 	}
-	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: placed}
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: placed, Halt: s.takeHalt()}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
@@ -507,11 +526,15 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 			cont = true
 		}
 	}
+	halt := s.takeHalt()
+	if halt != nil { // the turn ends here (halt.go)
+		cont = false
+	}
 	s.inRound = false
 	s.activated = cont && !in.HostContinue
 	s.journal(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont,
 		CallID: callID, Status: statusOf(failure), Error: failText(failure)})
-	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont}
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont, Halt: halt}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
@@ -531,12 +554,13 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 		return BoundaryResult{}, errorf(CodeNoOpenTurn, "%s has no open turn", i.id)
 	}
 	var early []Note
+	var halt *Halt
 	if s.inRound {
 		r, err := i.endRound(ctx, RoundEnd{})
 		if err != nil {
 			return r, err
 		}
-		early = r.Notes
+		early, halt = r.Notes, r.Halt
 	}
 	set := i.turnSet
 	rec := s.boundaryRecord("turn", "end")
@@ -562,7 +586,10 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 		}
 	}
 	le := session.Merge(addenda, turnNotes)
-	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: append(early, notes...), LoopEnd: &le}
+	if h := s.takeHalt(); halt == nil {
+		halt = h
+	}
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: append(early, notes...), LoopEnd: &le, Halt: halt}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
 }

@@ -102,6 +102,7 @@ func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened
 	if err := ss.flush(ctx); err != nil {
 		return Opened{Outcome: Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID}}
 	}
+	out.Halt = ss.takeHalt()
 	if out.Status != StatusPending {
 		return Opened{Outcome: out}
 	}
@@ -185,6 +186,7 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 		out = ch.postFail(fo)
 	}
 	out.CallID = callID
+	out.Halt = ss.takeHalt()
 	ss.journal(core)
 	ss.journal(journalTool(c.Path, raw, out))
 	if err := ss.flush(ctx); err != nil {

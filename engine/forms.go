@@ -42,6 +42,9 @@ var forms = []*luabind.Func{
 	{Name: "admit/read", Ambients: luabind.Callback, Leaves: true, Fn: needsSession("admit/read", fAdmitRead)},
 	{Name: "refuse", Ambients: luabind.Callback, Fn: fRefuse},
 	{Name: "retry", Ambients: luabind.Callback, Fn: fRetry},
+	{Name: "allow", Ambients: luabind.Callback, Fn: fAllow},
+	{Name: "ask", Ambients: luabind.Callback, Fn: fAsk},
+	{Name: "halt", Ambients: luabind.Callback, Fn: needsSession("halt", fHalt)},
 	{Name: "mark", Ambients: luabind.Callback, Fn: fMark},
 	{Name: "unmark", Ambients: luabind.Callback, Fn: fUnmark},
 }

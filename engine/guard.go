@@ -34,6 +34,16 @@ type guardChain interface {
 	// retrying reports that a later guard asked for a retry: the chain
 	// starts again, and the verdicts of the guards before it do not count.
 	retrying() bool
+	// proceed runs the rest of the chain for a guard that returned
+	// (allow REASON) or (ask REASON) without calling invoke, as invoke with
+	// no argument would (the registry held, its script returned).
+	proceed(s *luabind.State, gr *guardRun) Outcome
+	// proceeds reports whether verdict v (allow or ask) without invoke
+	// lets the rest of the chain run.
+	proceeds(v verdict) bool
+	// verdict is what (allow REASON) or (ask REASON) does to the outcome
+	// out of the rest of the chain (gr.invoked: the rest ran).
+	verdict(gr *guardRun, v verdict, reason string, out Outcome) Outcome
 }
 
 // guardRun is the state of one guard's run.
@@ -63,14 +73,20 @@ func runGuard(fr *frame, gr *guardRun) Outcome {
 	}
 	gr.call = gr.chain.guardRecord(r, gr)
 	err = r.run(fr, luabind.Callback, g.fn, 1, gr.call, r.invokeFn)
-	gr.chain.putRecord(r, gr.call)
-	if gr.outTab != nil {
-		r.outs.Put(gr.outTab)
-	}
 	v, reason := verdictOther, ""
 	if err == nil {
 		v, reason = guardVerdict(r, r.st.L.Get(-1))
 		r.st.L.Pop(1)
+	}
+	if err == nil && (v == verdictAllow || v == verdictAsk) && !gr.invoked && !gr.chain.retrying() && gr.chain.proceeds(v) {
+		// (allow REASON) or (ask REASON) without invoke: the call goes on
+		// as the guard left it, with the verdict
+		gr.invoked = true
+		gr.out = gr.chain.proceed(r.st, gr)
+	}
+	gr.chain.putRecord(r, gr.call)
+	if gr.outTab != nil {
+		r.outs.Put(gr.outTab)
 	}
 	r.unlock(owned)
 	if err != nil {
@@ -84,6 +100,10 @@ func runGuard(fr *frame, gr *guardRun) Outcome {
 		return gr.chain.retryFrom(gr, reason)
 	case verdictRefuse:
 		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOr(reason, g)}
+	case verdictHalt: // the turn ends (halt recorded it); the call or boundary does not go on
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: haltReasonOr(reason, g)}
+	case verdictAllow, verdictAsk:
+		return gr.chain.verdict(gr, v, reason, gr.out)
 	}
 	if gr.invoked {
 		return gr.out
@@ -125,14 +145,56 @@ func fInvoke(s *luabind.State) int {
 	return 1
 }
 
-// verdict classifies what a guard returned: a refusal, a retry, or other.
+// verdict classifies what a guard returned: a refusal, a retry, an
+// allow, an ask, a halt, or other.
 type verdict uint8
 
 const (
 	verdictOther verdict = iota
 	verdictRefuse
 	verdictRetry
+	verdictAllow
+	verdictAsk
+	verdictHalt
 )
+
+// Verdicts a tool guard gives the harness about a call that goes ahead
+// (Outcome.Verdict): the strictest of the chain's guards holds.
+const (
+	VerdictAllow = "allow" // approve the call: skip the harness's own permission prompt
+	VerdictAsk   = "ask"   // ask the user before the call runs
+)
+
+func verdictWord(v verdict) string {
+	switch v {
+	case verdictAllow:
+		return VerdictAllow
+	case verdictAsk:
+		return VerdictAsk
+	}
+	return ""
+}
+
+// stricter reports whether verdict a is stricter than b (ask > allow > none).
+func stricter(a, b string) bool {
+	rank := func(v string) int {
+		switch v {
+		case VerdictAsk:
+			return 2
+		case VerdictAllow:
+			return 1
+		}
+		return 0
+	}
+	return rank(a) > rank(b)
+}
+
+func haltReasonOr(reason string, g *guardDecl) string {
+	if reason != "" {
+		return reason
+	}
+	return "halted by the guard at " + g.pos
+}
 
 // guardVerdict reads a guard's return value (with the registry held).
 func guardVerdict(r *registry, ret lua.LValue) (verdict, string) {
@@ -146,6 +208,12 @@ func guardVerdict(r *registry, ret lua.LValue) (verdict, string) {
 		v = verdictRefuse
 	case r.retryMT:
 		v = verdictRetry
+	case r.allowMT:
+		v = verdictAllow
+	case r.askMT:
+		v = verdictAsk
+	case r.haltMT:
+		v = verdictHalt
 	default: // an outcome passed on, most often: no field to read
 		return verdictOther, ""
 	}
@@ -160,6 +228,11 @@ func guardVerdict(r *registry, ret lua.LValue) (verdict, string) {
 func fRefuse(s *luabind.State) int { return pushVerdict(s, regOf(s).refuseMT) }
 
 func fRetry(s *luabind.State) int { return pushVerdict(s, regOf(s).retryMT) }
+
+// allow and ask are a tool guard's verdicts on a call that goes ahead.
+func fAllow(s *luabind.State) int { return pushVerdict(s, regOf(s).allowMT) }
+
+func fAsk(s *luabind.State) int { return pushVerdict(s, regOf(s).askMT) }
 
 // pushVerdict pushes {reason = REASON} marked by mt (guardVerdict reads it).
 func pushVerdict(s *luabind.State, mt *lua.LTable) int {

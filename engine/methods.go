@@ -370,7 +370,7 @@ func (mc *methodCall) attempt(o ownerRef, m *methodDecl, inJSON []byte) (out Met
 		}
 	}
 	r.unlock(owned)
-	if v == verdictRefuse || v == verdictRetry {
+	if v != verdictOther { // refuse, retry (and allow, ask, halt: no result either)
 		// The handler refused (refuse REASON): nothing is recorded or
 		// appended; the caller can try again with another input.
 		if reason == "" {

@@ -54,6 +54,9 @@ type registry struct {
 	invokeFn *lua.LFunction     // the one invoke function of this state
 	refuseMT *lua.LTable        // marks what refuse() returns
 	retryMT  *lua.LTable        // marks what retry() returns
+	allowMT  *lua.LTable        // marks what allow() returns
+	askMT    *lua.LTable        // marks what ask() returns
+	haltMT   *lua.LTable        // marks what halt() returns
 	calls    luabind.RecordPool // recycled call records
 	outs     luabind.RecordPool // recycled outcome records
 	bounds   luabind.RecordPool // recycled boundary records
@@ -138,6 +141,9 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 	r.invokeFn = e.lib.Func(invokeFunc)
 	r.refuseMT = r.st.L.CreateTable(0, 0)
 	r.retryMT = r.st.L.CreateTable(0, 0)
+	r.allowMT = r.st.L.CreateTable(0, 0)
+	r.askMT = r.st.L.CreateTable(0, 0)
+	r.haltMT = r.st.L.CreateTable(0, 0)
 	fr := &frame{reg: r, ctx: ctx, inst: set.inst}
 	if err := r.call(fr, luabind.Register, r.st.Load(proto), 0); err != nil {
 		r.close()

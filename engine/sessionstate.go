@@ -32,10 +32,11 @@ type sessionState struct {
 	fresh     bool
 	turnPin   string // the pin blob the open turn runs (its turn-begin entry's)
 
-	journaling atomic.Bool // a turn is open: tool calls are journaled
-	begun      atomic.Bool // the journal has an entry
-	rp         *replayer   // set while replaying: the host is answered from the journal
-	from       sessionBase // where the state was read from (sessionsnapshot.go)
+	journaling atomic.Bool          // a turn is open: tool calls are journaled
+	begun      atomic.Bool          // the journal has an entry
+	rp         *replayer            // set while replaying: the host is answered from the journal
+	halt       atomic.Pointer[Halt] // a halt not yet reported by a step (halt.go)
+	from       sessionBase          // where the state was read from (sessionsnapshot.go)
 }
 
 func (e *Engine) openSession(ctx context.Context, i *Instance) (*sessionState, error) {

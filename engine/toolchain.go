@@ -39,6 +39,16 @@ type Outcome struct {
 	// Hidden is set when the refusal handed to :post-fail hooks was hidden
 	// (the floor never saw the call).
 	Hidden bool
+	// Verdict is a tool guard's word to the harness about a call that goes
+	// ahead: "" (none: the harness's own permission rules apply),
+	// VerdictAllow or VerdictAsk; VerdictReason is the guard's reason. An
+	// ask where the core runs in-process refuses the call (Verdict stays
+	// "ask").
+	Verdict       string
+	VerdictReason string
+	// Halt is set when a guard or hook called (halt REASON) during the
+	// call: the host ends the agent's turn.
+	Halt *Halt
 	CallID string
 	// Err is the error behind a refusal or failure (nil when ok): an
 	// *Error whose Code is the refused_by word or the failure's kind, and
@@ -159,6 +169,7 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 	}
 	out := i.tool(ctx, c, found, in)
 	out.settle()
+	out.Halt = i.sess.Load().takeHalt()
 	return out
 }
 
@@ -569,6 +580,41 @@ func (c *chain) invoke(s *luabind.State, gr *guardRun) Outcome {
 	if gr.k+1 == len(c.te.guards) {
 		c.hostAt = s.HostSince()
 	}
+	return c.invokeWith(s, gr, v)
+}
+
+// proceed is invoke() for a guard that returned (allow REASON) or (ask
+// REASON) without calling it: call.args as the guard left it goes on.
+func (c *chain) proceed(s *luabind.State, gr *guardRun) Outcome {
+	return c.invokeWith(s, gr, gr.call.PeekRecordAt(callArgs, "args"))
+}
+
+// proceeds: allow lets the call go on; ask only where the harness runs the
+// core and can ask its user first (ToolBegin). In-process no one is there
+// to ask, and the call is refused (verdict).
+func (c *chain) proceeds(v verdict) bool { return v == verdictAllow || c.ext != nil }
+
+// verdict sets the harness's verdict on a call that goes ahead, the
+// strictest of the chain's guards holding (ask over allow); a refusal or
+// failure stays as it is.
+func (c *chain) verdict(gr *guardRun, v verdict, reason string, out Outcome) Outcome {
+	if v == verdictAsk && c.ext == nil {
+		if reason == "" {
+			reason = "the guard at " + gr.g.pos + " asks for approval"
+		}
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Verdict: VerdictAsk, VerdictReason: reason,
+			Reason: reason + " (no one to ask: the core runs in this host)"}
+	}
+	if out.Status != StatusOK && out.Status != StatusPending {
+		return out
+	}
+	if w := verdictWord(v); stricter(w, out.Verdict) {
+		out.Verdict, out.VerdictReason = w, reason
+	}
+	return out
+}
+
+func (c *chain) invokeWith(s *luabind.State, gr *guardRun, v lua.LValue) Outcome {
 	args := gr.args
 	placed := gr.argsLV
 	if l, ok := placed.(*lua.LLazy); ok {

@@ -179,6 +179,12 @@ type Expect struct {
 	Revision    *int64
 	State       any
 	HasState    bool
+	// Verdict is a tool guard's verdict on a call ("allow", "ask", or
+	// "none"); Halt a text the step's halt reason contains ("" with
+	// HasHalt: any halt), NoHalt that the step did not halt.
+	Verdict *string
+	Halt    *string
+	NoHalt  bool
 }
 
 // NoteWant is one expected note: its kind (when given) and a text the
@@ -247,7 +253,7 @@ var (
 	answerKeys   = []string{"result", "value", "fail"}
 	hostFloor    = []string{"refuse_marks"}
 	expectKeys   = []string{"status", "result", "error", "reason", "refused_by", "hidden", "diagnostics",
-		"notes", "continue", "rounds", "core_calls", "host_reads", "floor", "revision", "state", "diverged"}
+		"notes", "continue", "rounds", "core_calls", "host_reads", "floor", "revision", "state", "diverged", "verdict", "halt"}
 	roundKeys     = []string{"tools", "output", "host_continue"}
 	roundToolKeys = []string{"path", "args"}
 	noteKeys      = []string{"kind", "text"}
@@ -953,6 +959,26 @@ func (sl *stepLoader) expect(v any) *Expect {
 				e.Error, e.HasError = texts, true
 			} else {
 				e.Reason, e.HasReason = texts, true
+			}
+		case "verdict":
+			s, isStr := val.(string)
+			if !isStr || !contains([]string{"allow", "ask", "none"}, s) {
+				sl.errf(at, "want allow, ask or none, got %s", tomlx.Describe(val))
+			}
+			e.Verdict = &s
+		case "halt":
+			switch h := val.(type) {
+			case bool:
+				if h {
+					empty := ""
+					e.Halt = &empty
+				} else {
+					e.NoHalt = true
+				}
+			case string:
+				e.Halt = &h
+			default:
+				sl.errf(at, "want true, false or a text the halt's reason contains, got %s", tomlx.Describe(val))
 			}
 		case "refused_by":
 			s, isStr := val.(string)

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -207,6 +208,9 @@ type Got struct {
 	HasRevision bool
 	State       any
 	HasState    bool
+	Verdict     string
+	Halted      bool
+	HaltReason  string
 }
 
 // NoteGot is a note a step returned.
@@ -249,6 +253,15 @@ func (e *Expect) Check(g *Got) []Mismatch {
 	if e.HasNotes && !notesMatch(e.Notes, g.Notes) {
 		out = append(out, Mismatch{Key: "notes", Want: formatNoteWants(e.Notes), Got: formatNotes(g.Notes), Diff: notesDiff(e.Notes, g.Notes)})
 	}
+	if gv := cmp.Or(g.Verdict, "none"); e.Verdict != nil && *e.Verdict != gv {
+		add("verdict", *e.Verdict, gv)
+	}
+	if e.Halt != nil && (!g.Halted || !strings.Contains(g.HaltReason, *e.Halt)) {
+		add("halt", "a halt with a reason containing "+strconv.Quote(*e.Halt), haltText(g))
+	}
+	if e.NoHalt && g.Halted {
+		add("halt", "no halt", haltText(g))
+	}
 	if e.Continue != nil && *e.Continue != g.Continue {
 		add("continue", strconv.FormatBool(*e.Continue), strconv.FormatBool(g.Continue))
 	}
@@ -281,6 +294,13 @@ func (e *Expect) Check(g *Got) []Mismatch {
 		}
 	}
 	return out
+}
+
+func haltText(g *Got) string {
+	if !g.Halted {
+		return "no halt"
+	}
+	return "a halt: " + strconv.Quote(g.HaltReason)
 }
 
 func statusText(g *Got) string {

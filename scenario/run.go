@@ -509,6 +509,9 @@ func boundary(res engine.BoundaryResult, err error) *Got {
 		return failedErr(err)
 	}
 	g := &Got{Status: res.Status, Error: res.Error, Reason: res.Reason, Continue: res.Continue, Notes: notesGot(res.Notes)}
+	if res.Halt != nil {
+		g.Halted, g.HaltReason = true, res.Halt.Reason
+	}
 	if res.Status == "refused" {
 		g.RefusedBy = "guard" // only guards refuse a boundary (R3.3)
 	}
@@ -517,8 +520,12 @@ func boundary(res engine.BoundaryResult, err error) *Got {
 
 // outcome reads a tool call's outcome.
 func outcome(o engine.Outcome) *Got {
-	return &Got{Status: o.Status, Error: o.Error, Reason: o.Reason, RefusedBy: o.RefusedBy,
-		Hidden: o.Hidden, Result: o.Result, Diagnostics: o.Diagnostics}
+	g := &Got{Status: o.Status, Error: o.Error, Reason: o.Reason, RefusedBy: o.RefusedBy,
+		Hidden: o.Hidden, Result: o.Result, Diagnostics: o.Diagnostics, Verdict: o.Verdict}
+	if o.Halt != nil {
+		g.Halted, g.HaltReason = true, o.Halt.Reason
+	}
+	return g
 }
 
 func instanceInfo(inst *engine.Instance) map[string]any {
