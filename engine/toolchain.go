@@ -48,7 +48,7 @@ type Outcome struct {
 	VerdictReason string
 	// Halt is set when a guard or hook called (halt REASON) during the
 	// call: the host ends the agent's turn.
-	Halt *Halt
+	Halt   *Halt
 	CallID string
 	// Err is the error behind a refusal or failure (nil when ok): an
 	// *Error whose Code is the refused_by word or the failure's kind, and
