@@ -151,11 +151,24 @@ func (Claude) Render(ev Event, a Answer) []byte {
 		if a.UpdatedInput != nil {
 			specific["updatedInput"] = a.UpdatedInput
 		}
-	case Prompt, Stop, SubagentStop:
+	case Prompt, Stop, SubagentStop, ToolPost:
 		if a.Decision == "block" {
 			out["decision"] = "block"
 			out["reason"] = a.Reason
 		}
+	}
+	if ev.Kind == ToolPost && a.HasOutput {
+		// an MCP tool's result is replaced by updatedMCPToolOutput, a
+		// built-in tool's by updatedToolOutput in the tool's own shape
+		if strings.HasPrefix(ev.Tool, "mcp__") {
+			specific["updatedMCPToolOutput"] = a.UpdatedOutput
+		} else {
+			specific["updatedToolOutput"] = a.UpdatedOutput
+		}
+	}
+	if a.Halt {
+		out["continue"] = false
+		out["stopReason"] = a.StopReason
 	}
 	if a.Context != "" {
 		switch ev.Kind {

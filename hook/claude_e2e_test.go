@@ -129,14 +129,13 @@ end)`})
 	}
 }
 
-// R4.3: what runs is the guard's rewrite, allowed by the hook (no
-// --allowedTools: attune's allow is the permission).
+// R4.3: what runs is the guard's rewrite, allowed by the guard's allow
+// verdict (no --allowedTools: attune's allow is the permission).
 func TestClaudeRewrite(t *testing.T) {
 	p := newProject(t, mainBot, map[string]string{"p.lua": `
 guard.tool("claude/Bash", function(call, invoke)
-  local args = call.args
-  args.command = string.gsub(args.command, "hello", "rewritten")
-  return invoke(args)
+  call.args.command = string.gsub(call.args.command, "hello", "rewritten")
+  return allow("echo is safe")
 end)`})
 	out := filepath.Join(p.dir, "out.txt")
 	api := newFakeAPI(t, func(n int, req map[string]any) []block {

@@ -19,9 +19,12 @@
 //   - UserPromptSubmit: turn begin and round begin; a refusal blocks the
 //     prompt; the notes placed go out as additional context.
 //   - PreToolUse: the chain up to the core (Instance.ToolBegin); the core is
-//     the agent's own execution. Refused: deny with the reason. Arguments a
-//     guard rewrote: allow with the whole updatedInput. A mark named in
-//     ask_marks: ask. A script error: deny naming the program's file and
+//     the agent's own execution. Refused: deny with the reason. A guard's
+//     (allow REASON) or (ask REASON): permissionDecision allow or ask with
+//     the reason (ask wins over allow and over nothing). Arguments a guard
+//     rewrote go out whole as updatedInput; with no verdict that is ask
+//     (Claude Code applies a rewrite only with a decision, and allow would
+//     skip its permission rules). A mark named in ask_marks: ask. A script error: deny naming the program's file and
 //     line (fail closed), or a warning and no decision with fail_open.
 //     Otherwise no decision: the agent's own permission rules apply.
 //   - PostToolUse / PostToolUseFailure: the same call completed
@@ -60,6 +63,11 @@
 //     (quick.go says when, and why that is safe).
 //   - With no opinion attune answers no decision, never "allow": allowing
 //     would skip the agent's own permission rules.
+//   - A (halt REASON) in any guard or hook during an event: continue false
+//     with stopReason REASON, beside the event's own answer.
+//   - What an agent cannot say (Caps, caps.go) becomes its stricter
+//     answer: an ask or a halt a tool call is denied, a halt at a prompt
+//     blocks it, a result that cannot be replaced is withheld.
 //   - Bad input (not JSON, an unknown event) is answered with no decision
 //     and a message on stderr, but a tool call the input names and attune
 //     cannot read (a PreToolUse with no session_id, a field of the wrong

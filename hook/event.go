@@ -49,8 +49,8 @@ type Event struct {
 // Answer is attune's decision about one event; a dialect renders it.
 type Answer struct {
 	// Decision: "" (no opinion), "allow", "deny" or "ask" for ToolPre;
-	// "block" for Prompt (the prompt is refused) and Stop (the agent
-	// continues with Reason).
+	// "block" for Prompt (the prompt is refused), Stop (the agent
+	// continues with Reason) and ToolPost (the result is withheld).
 	Decision string
 	Reason   string
 	// UpdatedInput is the whole rewritten tool input (ToolPre).
@@ -59,6 +59,15 @@ type Answer struct {
 	Context string
 	// SystemMessage is text for the user.
 	SystemMessage string
+	// Halt ends the agent's turn (a behavior's halt): Claude Code's
+	// continue false, with StopReason.
+	Halt       bool
+	StopReason string
+	// UpdatedOutput replaces the tool's result the model sees (ToolPost,
+	// when HasOutput): a result guard's replace. A withheld result is
+	// Decision "block" with Reason.
+	UpdatedOutput any
+	HasOutput     bool
 }
 
 // Dialect reads one agent's hook events and writes its answers.

@@ -129,7 +129,7 @@ func (r *Runtime) Handle(ctx context.Context, d Dialect, ev Event) Answer {
 		fmt.Fprintf(r.log, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
 		return Failure(ev, err, h.FailOpen)
 	}
-	return a
+	return tighten(CapsOf(d), ev, a)
 }
 
 // Failure is the safe answer to an event attune could not handle: a
@@ -310,7 +310,9 @@ func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string
 		return Answer{}, err
 	}
 	if !inst.Turn().InTurn {
-		return Answer{Decision: "block", Reason: refusal(tb)}, nil
+		a := Answer{Decision: "block", Reason: refusal(tb)}
+		halted(&a, tb.Halt)
+		return a, nil
 	}
 	if fresh {
 		_ = r.e.Store().DeleteRecord(ctx, "hook", main+"/fresh")
@@ -322,10 +324,14 @@ func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string
 	}
 	if !inst.Turn().InRound {
 		_, _ = inst.EndTurn(ctx)
-		return Answer{Decision: "block", Reason: refusal(rb)}, nil
+		a := Answer{Decision: "block", Reason: refusal(rb)}
+		halted(&a, tb.Halt, rb.Halt)
+		return a, nil
 	}
 	r.warnFailed(rb)
-	return Answer{Context: noteText(rb.Notes)}, nil
+	a := Answer{Context: noteText(rb.Notes)}
+	halted(&a, tb.Halt, rb.Halt)
+	return a, nil
 }
 
 func refusal(b engine.BoundaryResult) string {
@@ -431,8 +437,13 @@ func (r *Runtime) toolPre(ctx context.Context, d Dialect, h *config.HookHarness,
 				asks = append(asks, m)
 			}
 		}
-		if len(asks) > 0 {
+		switch {
+		case op.Verdict == engine.VerdictAsk:
+			a.Decision, a.Reason = "ask", op.VerdictReason
+		case len(asks) > 0:
 			a.Decision, a.Reason = "ask", "attune: the call is marked "+strings.Join(asks, ", ")
+		case op.Verdict == engine.VerdictAllow:
+			a.Decision, a.Reason = "allow", op.VerdictReason
 		}
 		if !reflect.DeepEqual(op.Args, any(args)) {
 			m, ok := op.Args.(map[string]any)
@@ -440,13 +451,22 @@ func (r *Runtime) toolPre(ctx context.Context, d Dialect, h *config.HookHarness,
 				return Answer{}, fmt.Errorf("a guard rewrote the input of %s into %T; the agent needs an object", ev.Tool, op.Args)
 			}
 			a.UpdatedInput = m
-			if a.Decision == "" {
-				a.Decision, a.Reason = "allow", "attune: arguments rewritten by a guard"
+			if c := CapsOf(d); a.Decision == "" && !c.RewriteAlone {
+				// a rewrite no guard gave a verdict: not an approval (that
+				// would skip the agent's permission rules); the agent
+				// needs a decision to apply it, and gets the stricter one
+				if c.Ask {
+					a.Decision, a.Reason = "ask", "attune: arguments rewritten by a guard"
+				} else {
+					a.Decision, a.Reason = "deny", "attune rewrote this call to "+string(marshal(m))+"; run that instead"
+				}
 			}
 		}
+		halted(&a, op.Halt)
 		return a, nil
 	case engine.StatusRefused:
 		a.Decision, a.Reason = "deny", op.Reason
+		halted(&a, op.Halt)
 		return a, nil
 	}
 	err = errors.New(op.Error)
@@ -488,6 +508,7 @@ func (r *Runtime) toolPost(ctx context.Context, d Dialect, h *config.HookHarness
 		fmt.Fprintf(r.log, "attune hook %s: %s %s: %s\n", d.Name(), ev.Name, ev.Tool, out.Error)
 		a.SystemMessage = "attune: " + out.Error
 	}
+	halted(&a, out.Halt)
 	return a, nil
 }
 
@@ -506,12 +527,14 @@ func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (An
 		inRound = true
 	}
 	var ended []engine.Note
+	var halt *engine.Halt
 	if inRound {
 		end, err := inst.EndRound(ctx, engine.RoundEnd{HostContinue: false, Output: ev.LastMessage})
 		if err != nil {
 			return Answer{}, err
 		}
 		r.warnFailed(end)
+		halt = end.Halt
 		if end.Continue {
 			rb, err := inst.BeginRound(ctx)
 			if err != nil {
@@ -533,7 +556,18 @@ func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (An
 		return Answer{}, err
 	}
 	r.warnFailed(te)
-	return Answer{SystemMessage: noteText(append(ended, te.Notes...))}, nil
+	a := Answer{SystemMessage: noteText(append(ended, te.Notes...))}
+	halted(&a, halt, te.Halt)
+	return a, nil
+}
+
+// halted makes a an answer that ends the agent's turn, when h is set.
+func halted(a *Answer, hs ...*engine.Halt) {
+	for _, h := range hs {
+		if h != nil && !a.Halt {
+			a.Halt, a.StopReason = true, h.Reason
+		}
+	}
 }
 
 func activating(notes []engine.Note) string {

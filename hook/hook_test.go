@@ -122,7 +122,9 @@ func TestToolPre(t *testing.T) {
 	if a := pre("rm -rf /"); a.Decision != "deny" || a.Reason != "no rm -rf: rm -rf /" {
 		t.Errorf("refusal: %+v", a)
 	}
-	if a := pre("ls"); a.Decision != "allow" || !reflect.DeepEqual(a.UpdatedInput, map[string]any{"command": "ls -la", "description": "d"}) {
+	// a rewrite with no verdict is no approval: Claude Code needs a
+	// decision to apply it, and gets the stricter one
+	if a := pre("ls"); a.Decision != "ask" || !reflect.DeepEqual(a.UpdatedInput, map[string]any{"command": "ls -la", "description": "d"}) {
 		t.Errorf("rewrite: %+v", a)
 	}
 	if a := pre("sudo x"); a.Decision != "ask" || a.UpdatedInput != nil {

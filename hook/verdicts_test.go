@@ -1,0 +1,105 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// answerJSON sends one Claude Code event and returns the rendered answer.
+func answerJSON(t *testing.T, r *Runtime, event string) string {
+	t.Helper()
+	ev, err := Claude{}.Parse([]byte(event))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(Claude{}.Render(ev, r.Handle(context.Background(), Claude{}, ev)))
+}
+
+// sameJSON fails unless got and want are the same JSON value.
+func sameJSON(t *testing.T, what, got, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatalf("%s: answer is not JSON: %s", what, got)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: want: %v", what, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s:\n got %s\nwant %s", what, got, want)
+	}
+}
+
+const verdictProg = `
+guard.tool("claude/Bash", function(call, invoke)
+  local c = call.args.command
+  if c == "git status" then return allow("read-only") end
+  if c == "rm x" then return ask("deletes files") end
+  if c == "ls" then
+    call.args.command = "ls -la"
+    return allow("listing")
+  end
+  if c == "halt" then return halt("enough for today") end
+  if c == "sed" then return invoke({command = "sed -n 1p"}) end
+  return invoke()
+end)
+hook.tool("claude/Bash", {post = function(call, out)
+  if call.args.command == "make" then halt("the build broke") end
+end})
+hook.round("end", function(b)
+  if b.output == "loop" then
+    notify("again", "activating")
+    halt("stop looping")
+  end
+end)
+`
+
+// R4.3: allow and ask verdicts, a rewrite without a verdict, and halts,
+// as Claude Code reads them.
+func TestClaudeVerdicts(t *testing.T) {
+	r, _ := setup(t, mainBot, map[string]string{"p.lua": verdictProg})
+	pre := func(id, cmd string) string {
+		return answerJSON(t, r, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"`+id+`","tool_input":{"command":"`+cmd+`"}}`)
+	}
+	answerJSON(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go"}`)
+	sameJSON(t, "allow", pre("a", "git status"),
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"read-only"}}`)
+	sameJSON(t, "ask", pre("b", "rm x"),
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"deletes files"}}`)
+	sameJSON(t, "allowed rewrite", pre("c", "ls"),
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"listing","updatedInput":{"command":"ls -la"}}}`)
+	sameJSON(t, "rewrite without verdict", pre("d", "sed"),
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"attune: arguments rewritten by a guard","updatedInput":{"command":"sed -n 1p"}}}`)
+	sameJSON(t, "no verdict", pre("e", "echo"), `{}`)
+	sameJSON(t, "guard halt", pre("f", "halt"),
+		`{"continue":false,"stopReason":"enough for today","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"enough for today"}}`)
+	pre("g", "make")
+	sameJSON(t, "post halt", answerJSON(t, r, `{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"g","tool_input":{"command":"make"},"tool_response":{"stdout":"","stderr":"error","interrupted":false,"isImage":false}}`),
+		`{"continue":false,"stopReason":"the build broke"}`)
+	// a halted round end does not continue, though a note asks to
+	sameJSON(t, "stop halt", answerJSON(t, r, `{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"loop"}`),
+		`{"continue":false,"stopReason":"stop looping","systemMessage":"again"}`)
+}
+
+// Codex rejects "ask" (and then runs the command) and applies a rewrite
+// only with an allow: both become deny there, never a silent allow.
+func TestVerdictsTightened(t *testing.T) {
+	c := Caps{}
+	a := tighten(c, Event{Kind: ToolPre}, Answer{Decision: "ask", Reason: "deletes files", UpdatedInput: map[string]any{"x": 1}})
+	if a.Decision != "deny" || a.UpdatedInput != nil || a.Reason != "deletes files (this call needs a person's confirmation)" {
+		t.Errorf("ask without Ask: %+v", a)
+	}
+	a = tighten(c, Event{Kind: ToolPre}, Answer{Halt: true, StopReason: "enough"})
+	if a.Decision != "deny" || a.Halt || a.Reason != "attune: enough" {
+		t.Errorf("halt without Halt: %+v", a)
+	}
+	a = tighten(c, Event{Kind: Prompt}, Answer{Halt: true, StopReason: "enough"})
+	if a.Decision != "block" || a.Halt {
+		t.Errorf("halt at a prompt without Halt: %+v", a)
+	}
+	if got := tighten(CapsOf(Claude{}), Event{Kind: ToolPre}, Answer{Decision: "ask", Halt: true, StopReason: "s"}); got.Decision != "ask" || !got.Halt {
+		t.Errorf("claude keeps ask and halt: %+v", got)
+	}
+}
