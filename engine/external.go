@@ -176,7 +176,16 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 	}
 	core := session.Entry{Type: session.Core, Path: c.Path, Value: result}
 	if failure == "" {
-		out = ch.post(args, Outcome{Status: StatusOK, Result: result})
+		// the harness ran the core: result guards judge its result here
+		out = Outcome{Status: StatusOK, Result: result}
+		if len(te.results) > 0 {
+			out = ch.results(args, out)
+		}
+		if out.Status == StatusOK {
+			out = ch.post(args, out)
+		} else {
+			out = ch.postFail(out)
+		}
 	} else {
 		core.Error = failure
 		fo := Outcome{Status: StatusFailed, Error: failure}

@@ -12,8 +12,8 @@ import "context"
 type Reach struct {
 	// Bot is the instance's bot (its ceiling is the configuration's).
 	Bot string `json:"bot"`
-	// Patterns are the path patterns of the tool guards and tool hooks
-	// (:pre, :post and :post-fail alike) of the pin.
+	// Patterns are the path patterns of the tool guards, result guards
+	// and tool hooks (:pre, :post and :post-fail alike) of the pin.
 	Patterns []string `json:"patterns,omitempty"`
 	// Defined are the tools the pin defines (define/tool).
 	Defined []string `json:"defined,omitempty"`
@@ -47,6 +47,9 @@ func (i *Instance) Reach(ctx context.Context) (Reach, bool) {
 		}
 		for _, h := range reg.toolHooks {
 			r.Patterns = append(r.Patterns, h.pattern)
+		}
+		for _, g := range reg.resultGuards {
+			r.Patterns = append(r.Patterns, g.pattern)
 		}
 		for _, d := range reg.tools {
 			r.Defined = append(r.Defined, d.path)

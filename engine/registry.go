@@ -33,35 +33,37 @@ type registry struct {
 	skips    atomic.Uint32          // unlocks that left the waiters alone for it
 	frames   []*frame
 
-	tools      []*toolDecl
-	toolGuards []*guardDecl
-	toolHooks  []*hookDecl
-	bguards    map[string][]*guardDecl // boundary guards by kind: "turn", "round"
-	bhooks     []*hookDecl             // boundary hooks, each with its boundary
-	reducers   []*reducerDecl
-	methods    []*methodDecl
-	subs       []*subDecl
-	requires   []string
-	validators []*lua.LFunction
-	command    *lua.LFunction
-	decls      int
+	tools        []*toolDecl
+	toolGuards   []*guardDecl
+	toolHooks    []*hookDecl
+	resultGuards []*guardDecl            // guard/result (resultguard.go)
+	bguards      map[string][]*guardDecl // boundary guards by kind: "turn", "round"
+	bhooks       []*hookDecl             // boundary hooks, each with its boundary
+	reducers     []*reducerDecl
+	methods      []*methodDecl
+	subs         []*subDecl
+	requires     []string
+	validators   []*lua.LFunction
+	command      *lua.LFunction
+	decls        int
 	// where validators and the command were declared (coverage, messages)
 	vpos    []string
 	vdecls  []*decl
 	cmdPos  string
 	cmdDecl *decl
 
-	invokeFn *lua.LFunction     // the one invoke function of this state
-	refuseMT *lua.LTable        // marks what refuse() returns
-	retryMT  *lua.LTable        // marks what retry() returns
-	allowMT  *lua.LTable        // marks what allow() returns
-	askMT    *lua.LTable        // marks what ask() returns
-	haltMT   *lua.LTable        // marks what halt() returns
-	calls    luabind.RecordPool // recycled call records
-	outs     luabind.RecordPool // recycled outcome records
-	bounds   luabind.RecordPool // recycled boundary records
-	empty    *lua.LTable        // the shared empty list of records (see emptyList)
-	foldRun  *foldRun           // what folds in this state use (foldrun.go)
+	invokeFn  *lua.LFunction     // the one invoke function of this state
+	refuseMT  *lua.LTable        // marks what refuse() returns
+	retryMT   *lua.LTable        // marks what retry() returns
+	allowMT   *lua.LTable        // marks what allow() returns
+	askMT     *lua.LTable        // marks what ask() returns
+	haltMT    *lua.LTable        // marks what halt() returns
+	replaceMT *lua.LTable        // marks what replace() returns
+	calls     luabind.RecordPool // recycled call records
+	outs      luabind.RecordPool // recycled outcome records
+	bounds    luabind.RecordPool // recycled boundary records
+	empty     *lua.LTable        // the shared empty list of records (see emptyList)
+	foldRun   *foldRun           // what folds in this state use (foldrun.go)
 }
 
 // decl is what every declaration has: an id on the lineage.
@@ -144,6 +146,7 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 	r.allowMT = r.st.L.CreateTable(0, 0)
 	r.askMT = r.st.L.CreateTable(0, 0)
 	r.haltMT = r.st.L.CreateTable(0, 0)
+	r.replaceMT = r.st.L.CreateTable(0, 0)
 	fr := &frame{reg: r, ctx: ctx, inst: set.inst}
 	if err := r.call(fr, luabind.Register, r.st.Load(proto), 0); err != nil {
 		r.close()

@@ -48,8 +48,11 @@ type Outcome struct {
 	VerdictReason string
 	// Halt is set when a guard or hook called (halt REASON) during the
 	// call: the host ends the agent's turn.
-	Halt   *Halt
-	CallID string
+	Halt *Halt
+	// Replaced is set when a result guard replaced the core's result
+	// (Result is the new one).
+	Replaced bool
+	CallID   string
 	// Err is the error behind a refusal or failure (nil when ok): an
 	// *Error whose Code is the refused_by word or the failure's kind, and
 	// whose text is Reason or Error.
@@ -74,6 +77,7 @@ type toolEntry struct {
 	outside string
 	guards  []*guardDecl
 	hooks   []*hookDecl
+	results []*guardDecl // result guards (resultguard.go)
 	fast    bool
 	// quick: fast, inside the ceiling, and the floor is the default one
 	// (which cannot refuse an unmarked call): only the core runs.
@@ -115,8 +119,13 @@ func (s *regSet) toolTable() *toolTable {
 					te.hooks = append(te.hooks, h)
 				}
 			}
+			for _, g := range r.resultGuards {
+				if match(g.pattern, path) {
+					te.results = append(te.results, g)
+				}
+			}
 		}
-		te.fast = len(te.guards) == 0 && len(te.hooks) == 0 && host != nil
+		te.fast = len(te.guards) == 0 && len(te.hooks) == 0 && len(te.results) == 0 && host != nil
 		te.quick = te.fast && te.allowed && s.engine.markFloor
 		if host != nil {
 			te.core = host.Core
@@ -664,6 +673,9 @@ func (c *chain) inner(args any) Outcome {
 		}
 	}
 	out := c.core(args)
+	if out.Status == StatusOK && len(c.te.results) > 0 {
+		out = c.results(args, out)
+	}
 	if out.Status != StatusOK || len(c.te.hooks) == 0 { // no :post to run: out as it is, not copied through post
 		return out
 	}

@@ -504,9 +504,12 @@ func (r *Runtime) toolPost(ctx context.Context, d Dialect, h *config.HookHarness
 		texts = append([]string{placed}, texts...)
 	}
 	a := Answer{Context: strings.Join(texts, "\n\n")}
-	if ev.Kind == ToolPost && out.Status != engine.StatusOK {
-		fmt.Fprintf(r.log, "attune hook %s: %s %s: %s\n", d.Name(), ev.Name, ev.Tool, out.Error)
-		a.SystemMessage = "attune: " + out.Error
+	if ev.Kind == ToolPost {
+		resultAnswer(&a, ev, out)
+		if out.Status == engine.StatusFailed {
+			fmt.Fprintf(r.log, "attune hook %s: %s %s: %s\n", d.Name(), ev.Name, ev.Tool, out.Error)
+			a.SystemMessage = "attune: " + out.Error
+		}
 	}
 	halted(&a, out.Halt)
 	return a, nil
@@ -559,6 +562,65 @@ func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (An
 	a := Answer{SystemMessage: noteText(append(ended, te.Notes...))}
 	halted(&a, halt, te.Halt)
 	return a, nil
+}
+
+// resultAnswer is what the result guards made of the harness's result
+// (tool_response): a replaced result goes out in the tool's own shape; a
+// withheld one (a refusal, or a result guard that failed: a guard that
+// cannot judge denies) blocks, and its text replaces the result where the
+// shape is known, so the model never sees it.
+func resultAnswer(a *Answer, ev Event, out engine.Outcome) {
+	switch out.Status {
+	case engine.StatusOK:
+		if !reflect.DeepEqual(out.Result, ev.ToolResponse) {
+			a.UpdatedOutput, a.HasOutput = inShape(ev.ToolResponse, out.Result), true
+		}
+	case engine.StatusRefused, engine.StatusFailed:
+		why := out.Reason
+		if why == "" {
+			why = "attune: " + out.Error
+		}
+		a.Decision, a.Reason = "block", why
+		if v, ok := shaped(ev.ToolResponse, "[withheld by attune: "+why+"]"); ok {
+			a.UpdatedOutput, a.HasOutput = v, true
+		}
+	}
+}
+
+// inShape is a replaced result v in the shape of the tool's response orig:
+// a text for a tool that answers {stdout, stderr, ...} (Bash) becomes its
+// stdout, since Claude Code ignores a replacement of another shape.
+func inShape(orig, v any) any {
+	if text, ok := v.(string); ok {
+		if sv, ok := shaped(orig, text); ok {
+			return sv
+		}
+	}
+	return v
+}
+
+// shaped is text in the shape of the tool response orig, when it has a
+// known one: Bash's {stdout, stderr, interrupted, isImage}, an MCP result's
+// content blocks.
+func shaped(orig any, text string) (any, bool) {
+	switch o := orig.(type) {
+	case map[string]any:
+		if _, ok := o["stdout"]; ok {
+			m := maps.Clone(o)
+			m["stdout"], m["stderr"] = text, ""
+			return m, true
+		}
+		if _, ok := o["content"]; ok {
+			m := maps.Clone(o)
+			m["content"] = []any{map[string]any{"type": "text", "text": text}}
+			return m, true
+		}
+	case []any:
+		return []any{map[string]any{"type": "text", "text": text}}, true
+	case string:
+		return text, true
+	}
+	return nil, false
 }
 
 // halted makes a an answer that ends the agent's turn, when h is set.

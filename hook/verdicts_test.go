@@ -103,3 +103,42 @@ func TestVerdictsTightened(t *testing.T) {
 		t.Errorf("claude keeps ask and halt: %+v", got)
 	}
 }
+
+const resultProg = `
+guard.result("claude/Bash", function(call, outcome)
+  local r = outcome.result
+  if call.args.command == "cat .env" then return refuse("the output holds secrets") end
+  if r.stdout:find("sk%-") then
+    local t = {}
+    for k, v in pairs(r) do t[k] = v end
+    t.stdout = r.stdout:gsub("sk%-%w+", "sk-[redacted]")
+    return replace(outcome, t)
+  end
+  if call.args.command == "short" then return replace(outcome, "just this") end
+  return outcome
+end)
+guard.result("mcp/db/**", function(call, outcome)
+  return replace(outcome, {content = {{type = "text", text = "rows: 3"}}})
+end)
+`
+
+// A result guard redacts, rewrites or withholds what the harness ran
+// (PostToolUse tool_response), in the tool's own shape.
+func TestClaudeResultGuards(t *testing.T) {
+	r, _ := setup(t, mainBot, map[string]string{"p.lua": resultProg})
+	post := func(id, cmd, stdout string) string {
+		answerJSON(t, r, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"`+id+`","tool_input":{"command":"`+cmd+`"}}`)
+		return answerJSON(t, r, `{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"`+id+`","tool_input":{"command":"`+cmd+`"},"tool_response":{"stdout":"`+stdout+`","stderr":"","interrupted":false,"isImage":false}}`)
+	}
+	answerJSON(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go"}`)
+	sameJSON(t, "redacted", post("a", "env", "KEY=sk-abc123"),
+		`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"stdout":"KEY=sk-[redacted]","stderr":"","interrupted":false,"isImage":false}}}`)
+	sameJSON(t, "unchanged", post("b", "ls", "a b"), `{}`)
+	sameJSON(t, "a text in the tool's shape", post("c", "short", "long output"),
+		`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"stdout":"just this","stderr":"","interrupted":false,"isImage":false}}}`)
+	sameJSON(t, "withheld", post("d", "cat .env", "A=1"),
+		`{"decision":"block","reason":"the output holds secrets","hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"stdout":"[withheld by attune: the output holds secrets]","stderr":"","interrupted":false,"isImage":false}}}`)
+	answerJSON(t, r, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"mcp__db__query","tool_use_id":"m","tool_input":{"sql":"select"}}`)
+	sameJSON(t, "mcp", answerJSON(t, r, `{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"mcp__db__query","tool_use_id":"m","tool_input":{"sql":"select"},"tool_response":{"content":[{"type":"text","text":"secret rows"}]}}`),
+		`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedMCPToolOutput":{"content":[{"type":"text","text":"rows: 3"}]}}}`)
+}

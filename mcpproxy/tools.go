@@ -369,8 +369,10 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 	slot.mu.Unlock()
 	var base json.RawMessage
 	switch {
-	case out.Status == engine.StatusOK && raw != nil && !isErr:
+	case out.Status == engine.StatusOK && raw != nil && !isErr && !out.Replaced:
 		base = raw
+	case out.Status == engine.StatusOK && out.Replaced: // a result guard's replace
+		base = replacedResult(out.Result)
 	case out.Status == engine.StatusOK:
 		base = definedResult(out.Result)
 	case out.Status == engine.StatusFailed && raw != nil && isErr:
@@ -393,6 +395,19 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 	}
 	res["content"] = content
 	return json.Marshal(res)
+}
+
+// replacedResult is a result guard's new result: an MCP result itself
+// (with content) as it is, anything else as a defined tool's result.
+func replacedResult(v any) json.RawMessage {
+	if m, ok := v.(map[string]any); ok {
+		if _, ok := m["content"]; ok {
+			if b, err := json.Marshal(m); err == nil {
+				return b
+			}
+		}
+	}
+	return definedResult(v)
 }
 
 func errorResult(text string) json.RawMessage {
