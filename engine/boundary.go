@@ -138,7 +138,7 @@ func boundaryTable(r *registry, rec map[string]any) *lua.LTable {
 // boundaryFields are the fields of a boundary record (docs/forms.md, Records), in sorted
 // order: a record iterates under pairs() in the order it was primed.
 var boundaryFields = []string{"activated", "bot", "context_fresh", "host_continue", "input",
-	"instance", "kind", "output", "phase", "round", "session", "turn"}
+	"instance", "kind", "output", "phase", "round", "session", "source", "turn"}
 
 // Words of the boundary record, boxed once for every state.
 var (
@@ -146,6 +146,7 @@ var (
 	lvRound lua.LValue = lua.LString("round")
 	lvStart lua.LValue = lua.LString("start")
 	lvEnd   lua.LValue = lua.LString("end")
+	lvSess  lua.LValue = lua.LString("session")
 )
 
 func boxedWord(s string) lua.LValue {
@@ -158,6 +159,8 @@ func boxedWord(s string) lua.LValue {
 		return lvStart
 	case "end":
 		return lvEnd
+	case "session":
+		return lvSess
 	}
 	return lua.LString(s)
 }

@@ -25,6 +25,7 @@ var forms = []*luabind.Func{
 	{Name: "hook/tool", Ambients: luabind.Register, Register: true, Fn: fHookTool},
 	{Name: "hook/turn", Ambients: luabind.Register, Register: true, Fn: fHookBoundary("turn")},
 	{Name: "hook/round", Ambients: luabind.Register, Register: true, Fn: fHookBoundary("round")},
+	{Name: "hook/session", Ambients: luabind.Register, Register: true, Fn: fHookBoundary("session")},
 	{Name: "define/reducer", Ambients: luabind.Register, Register: true, Fn: fDefineReducer},
 	{Name: "define/method", Ambients: luabind.Register, Register: true, Fn: fDefineMethod},
 	{Name: "define/command", Ambients: luabind.Register, Register: true, Fn: fDefineCommand},

@@ -32,6 +32,7 @@ type claudeInput struct {
 	AgentType      string          `json:"agent_type"`
 	Source         string          `json:"source"`
 	Trigger        string          `json:"trigger"`
+	Reason         string          `json:"reason"`
 }
 
 var claudeKinds = map[string]Kind{
@@ -48,7 +49,7 @@ var claudeKinds = map[string]Kind{
 	"Notification":      Other,
 	"PermissionRequest": Other,
 	"PermissionDenied":  Other,
-	"SubagentStart":     Other,
+	"SubagentStart":     SubagentStart,
 	"PostToolBatch":     Other,
 }
 
@@ -79,7 +80,7 @@ func (in *claudeInput) event(kinds map[string]Kind) (Event, error) {
 	ev := Event{Kind: k, Name: in.Event, Session: in.Session, Cwd: in.Cwd, Turn: in.TurnID,
 		Tool: in.Tool, ToolUseID: in.ToolUseID, ToolResponse: in.ToolResponse, Prompt: in.Prompt,
 		StopActive: in.StopHookActive, LastMessage: in.LastMessage, AgentID: in.AgentID, AgentType: in.AgentType,
-		Source: in.Source}
+		Source: in.Source, Reason: in.Reason}
 	if len(in.ToolInput) > 0 && string(in.ToolInput) != "null" {
 		if err := json.Unmarshal(in.ToolInput, &ev.ToolInput); err != nil {
 			return ev, fmt.Errorf("%w: tool_input: %v", ErrBadEvent, err)
@@ -172,7 +173,7 @@ func (Claude) Render(ev Event, a Answer) []byte {
 	}
 	if a.Context != "" {
 		switch ev.Kind {
-		case Prompt, ToolPre, ToolPost, ToolFail, SessionStart:
+		case Prompt, ToolPre, ToolPost, ToolFail, SessionStart, SubagentStart:
 			specific["additionalContext"] = a.Context
 		}
 	}

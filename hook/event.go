@@ -18,6 +18,7 @@ const (
 	SubagentStop             // a subagent is about to stop: its round end
 	SessionEnd               // the session ends: end the turn, stop the instance
 	Compact                  // the context is about to be compacted: the next turn is context_fresh
+	SubagentStart            // a subagent starts: its child instance opens (session start, source "subagent")
 )
 
 // Event is one hook event, read by a dialect.
@@ -44,6 +45,9 @@ type Event struct {
 	AgentType   string
 	// Source is why a session started: startup, resume, clear or compact.
 	Source string
+	// Reason is why a session ended (SessionEnd: clear, logout,
+	// prompt_input_exit, other).
+	Reason string
 }
 
 // Answer is attune's decision about one event; a dialect renders it.

@@ -245,9 +245,22 @@ func (r *Runtime) dispatch(ctx context.Context, d Dialect, h *config.HookHarness
 		a, err = r.toolPost(ctx, d, h, inst, ev)
 	case Stop, SubagentStop:
 		a, err = r.stop(ctx, inst, ev)
+	case SessionStart:
+		a, err = r.session(ctx, inst, "start", ev.Source)
+	case SubagentStart:
+		a, err = r.session(ctx, inst, "start", "subagent")
+		if err == nil { // the child's turn opens: what it places goes to the subagent
+			var placed string
+			if placed, err = ensureTurn(ctx, inst); err == nil {
+				a.Context = joinText(a.Context, placed)
+			}
+		}
 	case SessionEnd:
 		if inst.Turn().InTurn {
 			_, err = inst.EndTurn(ctx)
+		}
+		if err == nil {
+			a, err = r.session(ctx, inst, "end", ev.Reason)
 		}
 	}
 	return inst, a, err
@@ -292,6 +305,19 @@ func (r *Runtime) instance(ctx context.Context, d Dialect, h *config.HookHarness
 		return nil, err
 	}
 	return i, nil
+}
+
+// session runs the session hooks of phase: the notes they emit go to the
+// agent now (SessionStart additionalContext).
+func (r *Runtime) session(ctx context.Context, inst *engine.Instance, phase, source string) (Answer, error) {
+	res, err := inst.SessionBoundary(ctx, phase, source)
+	if err != nil {
+		return Answer{}, err
+	}
+	r.warnFailed(res)
+	a := Answer{Context: noteText(res.Notes)}
+	halted(&a, res.Halt)
+	return a, nil
 }
 
 // prompt: turn begin, then round begin; a refusal blocks the prompt.

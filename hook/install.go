@@ -18,7 +18,7 @@ func ClaudeEvents() []string { return slices.Clone(claudeEvents) }
 
 // claudeEvents are the events of ClaudeEvents (never changed).
 var claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-	"Stop", "SubagentStop", "PreCompact", "SessionEnd"}
+	"Stop", "SubagentStart", "SubagentStop", "PreCompact", "SessionEnd"}
 
 // toolEvents take a matcher (the tool name pattern).
 var toolEvents = map[string]bool{"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true}

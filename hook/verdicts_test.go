@@ -142,3 +142,28 @@ func TestClaudeResultGuards(t *testing.T) {
 	sameJSON(t, "mcp", answerJSON(t, r, `{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"mcp__db__query","tool_use_id":"m","tool_input":{"sql":"select"},"tool_response":{"content":[{"type":"text","text":"secret rows"}]}}`),
 		`{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedMCPToolOutput":{"content":[{"type":"text","text":"rows: 3"}]}}}`)
 }
+
+// Session boundaries: hook/session runs at SessionStart (its notes are the
+// answer's additionalContext, not placed again at the first prompt) and at
+// SessionEnd; SubagentStart opens the child.
+func TestClaudeSessionBoundaries(t *testing.T) {
+	r, _ := setup(t, mainBot, map[string]string{"p.lua": `
+hook.session("start", function(b)
+  notify("session " .. b.kind .. " " .. b.phase .. " from " .. b.source)
+end)
+hook.session("end", function(b) call.tool("claude/Bash", {command = "never"}) end)
+hook.round("start", function(b) notify("round " .. b.round) end)
+`})
+	sameJSON(t, "session start", answerJSON(t, r, `{"hook_event_name":"SessionStart","session_id":"s","source":"startup","cwd":"/w"}`),
+		`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"session session start from startup"}}`)
+	sameJSON(t, "first prompt", answerJSON(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go"}`),
+		`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"round 1"}}`)
+	sameJSON(t, "resume", answerJSON(t, r, `{"hook_event_name":"SessionStart","session_id":"s","source":"resume"}`),
+		`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"session session start from resume"}}`)
+	sameJSON(t, "subagent", answerJSON(t, r, `{"hook_event_name":"SubagentStart","session_id":"s","agent_id":"a1","agent_type":"Explore"}`),
+		`{"hookSpecificOutput":{"hookEventName":"SubagentStart","additionalContext":"session session start from subagent\n\nround 1"}}`)
+	// the end hook ran: its failing call is a warning, not a decision
+	if got := answerJSON(t, r, `{"hook_event_name":"SessionEnd","session_id":"s","reason":"logout"}`); got != `{}` {
+		t.Errorf("session end: %s", got)
+	}
+}

@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/attune-dev/attune/session"
+)
+
+// Session boundaries: hook/session "start" and "end" run when the harness
+// starts (or resumes, clears, compacts) a session and when it ends one,
+// outside any turn. Their record has kind "session", the phase, and
+// source: why the session started (startup, resume, clear, compact; a
+// subagent's child: subagent) or why it ended (the harness's reason).
+// Notes their hooks emit go to the agent with the step itself
+// (BoundaryResult.Notes, e.g. SessionStart's additionalContext) and are
+// consumed there: they are not placed again into the next round.
+
+// SessionBoundary runs the session hooks of phase ("start" or "end") with
+// source on the record.
+func (i *Instance) SessionBoundary(ctx context.Context, phase, source string) (BoundaryResult, error) {
+	if err := ctx.Err(); err != nil {
+		return BoundaryResult{}, cancelled(err)
+	}
+	if phase != "start" && phase != "end" {
+		return BoundaryResult{}, errorf(CodeInvalid, "session boundary phase must be start or end, got %q", phase)
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed.Load() {
+		return BoundaryResult{}, errorf(CodeNotRunning, "instance %s is not running", i.id)
+	}
+	set, err := i.live()
+	if err != nil {
+		return BoundaryResult{}, err
+	}
+	defer set.release()
+	s := i.sess.Load()
+	rec := s.boundaryRecord("session", phase)
+	rec["source"] = source
+	callID := s.boundaryID("session", phase)
+	notes, failure := i.runHooks(ctx, set, "session", phase, rec, callID)
+	s.emit(notes, callID)
+	if s.rp == nil {
+		for _, n := range notes { // said with the step: not placed again
+			if s.book.Consume(n.ID) == nil {
+				s.journal(session.Entry{Type: session.Consume, ID: n.ID})
+			}
+		}
+	}
+	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes, Halt: s.takeHalt()}
+	res.failedWith(failure)
+	return res, s.flush(ctx)
+}
