@@ -8,17 +8,17 @@ type Kind int
 
 // Event kinds.
 const (
-	Other        Kind = iota // an event attune does not act on (Notification, ...): answered with no decision
-	SessionStart             // start or bring back the session's instance
-	Prompt                   // the user's prompt: turn begin and round begin
-	ToolPre                  // before a tool runs: the chain up to the core
-	ToolPost                 // after a tool ran: :post
-	ToolFail                 // after a tool failed: :post-fail
-	Stop                     // the agent is about to stop: round end
-	SubagentStop             // a subagent is about to stop: its round end
-	SessionEnd               // the session ends: end the turn, stop the instance
-	Compact                  // the context is about to be compacted: the next turn is context_fresh
-	SubagentStart            // a subagent starts: its child instance opens (session start, source "subagent")
+	Other         Kind = iota // an event attune does not act on (Notification, ...): answered with no decision
+	SessionStart              // start or bring back the session's instance
+	Prompt                    // the user's prompt: turn begin and round begin
+	ToolPre                   // before a tool runs: the chain up to the core
+	ToolPost                  // after a tool ran: :post
+	ToolFail                  // after a tool failed: :post-fail
+	Stop                      // the agent is about to stop: round end
+	SubagentStop              // a subagent is about to stop: its round end
+	SessionEnd                // the session ends: end the turn, stop the instance
+	Compact                   // the context is about to be compacted: the next turn is context_fresh
+	SubagentStart             // a subagent starts: its child instance opens (session start, source "subagent")
 )
 
 // Event is one hook event, read by a dialect.
