@@ -45,6 +45,9 @@ type Config struct {
 	Hooks map[string]*HookHarness
 	// MCP is the [harness.mcp] table of `attune mcp`.
 	MCP MCP
+	// Reads is the [harness.reads] table: the admit/read keys `attune hook`
+	// and `attune mcp` answer (nil: none).
+	Reads *Reads
 
 	prefix []string       // the key holding an inline configuration, e.g. ["config"]
 	lines  map[string]int // key path (without the prefix) -> line

@@ -65,8 +65,12 @@ func (d *decoder) harness(cfg *Config, hp path, v any) {
 			d.mcp(cfg, p, t[k])
 			continue
 		}
+		if k == "reads" { // reads.go: shared by every dialect and attune mcp
+			d.reads(cfg, p, t[k])
+			continue
+		}
 		if !slices.Contains(hookDialects, k) {
-			d.unknown(p, append(slices.Clone(hookDialects), "mcp"))
+			d.unknown(p, append(slices.Clone(hookDialects), "mcp", "reads"))
 			continue
 		}
 		if h := d.hookHarness(cfg, p, t[k]); h != nil {

@@ -125,6 +125,10 @@ type ReadCall struct {
 	Session  string
 	CallID   string
 	Key      string
+	// Arg is the read's argument, plain data (admit/read KEY ARG); HasArg
+	// is false when none was given.
+	Arg    any
+	HasArg bool
 }
 
 type readKey struct{}

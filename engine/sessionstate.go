@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -156,15 +157,29 @@ func fAdmitRead(s *luabind.State) int {
 		// find it again (R3.10)
 		s.ArgError("admit/read", 1, "the key %q is not valid UTF-8; keys are text", key)
 	}
+	rc := ReadCall{Instance: fr.inst.id, Session: fr.inst.rec.Session, CallID: fr.callID, Key: key}
+	dkey := key // the delivery's key: KEY, or KEY and its argument as JSON (journaled so)
+	if s.L.GetTop() >= 2 && s.L.Get(2) != lua.LNil {
+		arg, err := s.FromLua(s.L.Get(2))
+		if err != nil {
+			s.ArgError("admit/read", 2, "the argument must be plain data: %v", err)
+		}
+		b, err := json.Marshal(arg)
+		if err != nil {
+			s.ArgError("admit/read", 2, "the argument has no JSON form: %v", err)
+		}
+		rc.Arg, rc.HasArg = arg, true
+		dkey = key + " " + string(b)
+	}
 	fr.effect()
-	v, err := fr.inst.deliverFor(fr.ctx, session.Read, key, fr.callID, func(ctx context.Context) (any, error) {
-		return fr.inst.e.runRead(context.WithValue(ctx, readKey{}, ReadCall{Instance: fr.inst.id, Session: fr.inst.rec.Session, CallID: fr.callID, Key: key}), key)
+	v, err := fr.inst.deliverFor(fr.ctx, session.Read, dkey, fr.callID, func(ctx context.Context) (any, error) {
+		return fr.inst.e.runRead(context.WithValue(ctx, readKey{}, rc), key)
 	})
 	if err != nil {
 		if c := CodeOf(err); c == CodeHostTimeout || c == CodeCancelled || c == CodeNotPlain {
 			s.L.RaiseError("%s", err.Error()) // "host-timeout: admit/read KEY did not answer ..."
 		}
-		s.L.RaiseError("admit/read %s: %v", key, err)
+		s.L.RaiseError("admit/read %s: %v", dkey, err)
 	}
 	s.L.Push(s.ToLua(v))
 	return 1

@@ -19,6 +19,7 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/hostreads"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -67,6 +68,7 @@ type Runtime struct {
 
 	mu    sync.Mutex
 	tools map[string]string // path -> effects registered, joined
+	cwds  map[string]string // instance id -> the session's working folder (reads run there)
 }
 
 // Options open a Runtime.
@@ -94,12 +96,36 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
+	rt := &Runtime{cfg: cfg, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}, cwds: map[string]string{}}
+	// attune is the host here: it answers admit/read itself ([harness.reads])
+	reads := hostreads.New(cfg.Reads, cfg.Dir)
 	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.Store,
-		Logger: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		Logger: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Read: func(ctx context.Context, key string) (any, error) {
+			c, _ := engine.ReadCallOf(ctx)
+			return reads.Read(ctx, key, c.Arg, c.HasArg, rt.cwdOf(c.Instance))
+		}})
 	if err != nil {
 		return nil, withMissingPacks(err, cfg)
 	}
-	return &Runtime{cfg: cfg, e: e, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}}, nil
+	rt.e = e
+	return rt, nil
+}
+
+// cwdOf is the working folder of the session of instance id (a child's is
+// its session's), "" when no event named one.
+func (r *Runtime) cwdOf(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.cwds[id]; ok {
+		return c
+	}
+	for k, c := range r.cwds {
+		if strings.HasPrefix(id, k+"/") {
+			return c
+		}
+	}
+	return ""
 }
 
 // withMissingPacks adds to an engine's error the pack folders of the
@@ -234,6 +260,11 @@ func (r *Runtime) dispatch(ctx context.Context, d Dialect, h *config.HookHarness
 	inst, err := r.instance(ctx, d, h, ev)
 	if err != nil {
 		return nil, Answer{}, err
+	}
+	if ev.Cwd != "" {
+		r.mu.Lock()
+		r.cwds[inst.ID()] = ev.Cwd
+		r.mu.Unlock()
 	}
 	var a Answer
 	switch ev.Kind {

@@ -3,7 +3,10 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -165,5 +168,36 @@ hook.round("start", function(b) notify("round " .. b.round) end)
 	// the end hook ran: its failing call is a warning, not a decision
 	if got := answerJSON(t, r, `{"hook_event_name":"SessionEnd","session_id":"s","reason":"logout"}`); got != `{}` {
 		t.Errorf("session end: %s", got)
+	}
+}
+
+// Under attune hook attune is the host: admit/read is answered from
+// [harness.reads] in the session's cwd, and a key it does not enable is an
+// error naming the key (the guard fails closed), never nil.
+func TestClaudeReads(t *testing.T) {
+	r, _ := setup(t, mainBot+`
+[harness.reads]
+"file/read" = true
+[harness.reads.exec.test]
+argv = ["sh", "-c", "cat status; exit 1"]
+`, map[string]string{"p.lua": `
+hook.round("end", function(b)
+  local res = admit.read("exec/test")
+  if res.code ~= 0 then notify("tests not green: " .. res.stdout, "activating") end
+end)
+guard.tool("claude/Bash", function(call, invoke)
+  if call.args.command == "branch" then admit.read("git/branch") end
+  return invoke()
+end)
+`})
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "status"), []byte("FAIL TestX"), 0o644)
+	cwd, _ := json.Marshal(dir)
+	answerJSON(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go","cwd":`+string(cwd)+`}`)
+	sameJSON(t, "stop gate", answerJSON(t, r, `{"hook_event_name":"Stop","session_id":"s","cwd":`+string(cwd)+`}`),
+		`{"decision":"block","reason":"tests not green: FAIL TestX"}`)
+	got := answerJSON(t, r, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"branch"}}`)
+	if !strings.Contains(got, `"permissionDecision":"deny"`) || !strings.Contains(got, "admit/read git/branch") || !strings.Contains(got, "not enabled in [harness.reads]") {
+		t.Errorf("a read not enabled: %s", got)
 	}
 }

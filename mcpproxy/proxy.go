@@ -20,6 +20,7 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/hostreads"
 	wire "github.com/attune-dev/attune/internal/jsonrpc"
 	"github.com/attune-dev/attune/internal/workers"
 	"github.com/attune-dev/attune/store"
@@ -149,7 +150,12 @@ func Serve(ctx context.Context, o Options) error {
 		workers:    workers.New(0),
 	}
 	logger := slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	p.e, err = engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Logger: logger, JournalDelay: cfg.MCP.JournalDelay})
+	reads := hostreads.New(cfg.Reads, cfg.Dir) // attune is the host: [harness.reads]
+	p.e, err = engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Logger: logger, JournalDelay: cfg.MCP.JournalDelay,
+		Read: func(ctx context.Context, key string) (any, error) {
+			c, _ := engine.ReadCallOf(ctx)
+			return reads.Read(ctx, key, c.Arg, c.HasArg, "")
+		}})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -71,11 +72,27 @@ func (h *fakeHost) setRead(key string, v any) {
 	h.reads[key] = v
 }
 
-// read answers admit/read KEY: the declared delivery, nil when none.
-func (h *fakeHost) read(_ context.Context, key string) (any, error) {
+// read answers admit/read KEY: the declared delivery, nil when none. A
+// read with an argument (admit/read KEY ARG) is answered by the entry
+// "KEY ARG" (ARG a text as it is, other data as JSON), else by KEY.
+func (h *fakeHost) read(ctx context.Context, key string) (any, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.readCalls++
+	if c, ok := engine.ReadCallOf(ctx); ok && c.HasArg {
+		b, _ := json.Marshal(c.Arg)
+		names := []string{key + " " + string(b)}
+		if s, ok := c.Arg.(string); ok {
+			names = append(names, key+" "+s)
+		}
+		for _, n := range names {
+			_, has := h.reads[n]
+			if has || len(h.readQueue[n]) > 0 {
+				key = n
+				break
+			}
+		}
+	}
 	if q := h.readQueue[key]; len(q) > 0 {
 		h.readQueue[key] = q[1:]
 		if q[0].HasFail {
