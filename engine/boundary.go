@@ -137,7 +137,7 @@ func boundaryTable(r *registry, rec map[string]any) *lua.LTable {
 
 // boundaryFields are the fields of a boundary record (docs/forms.md, Records), in sorted
 // order: a record iterates under pairs() in the order it was primed.
-var boundaryFields = []string{"activated", "bot", "context_fresh", "host_continue", "input",
+var boundaryFields = []string{"activated", "bot", "context_fresh", "harness", "host_continue", "input",
 	"instance", "kind", "output", "phase", "round", "session", "source", "turn"}
 
 // Words of the boundary record, boxed once for every state.
@@ -371,12 +371,15 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	s.input, s.fresh, s.activated = in.Input, in.ContextFresh, false
 	s.mu.Unlock()
 	rec := s.boundaryRecord("turn", "start")
+	if h := harnessOf(ctx); h != nil {
+		rec["harness"] = h
+	}
 	callID := s.boundaryID("turn", "start")
 	s.journaling.Store(true)
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["turn"], rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status,
-		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Engine: Version}
+		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Engine: Version, Harness: rec["harness"]}
 	if s.rp == nil {
 		if entry.Pin, err = set.pinBlob(ctx); err != nil {
 			set.release()
@@ -465,11 +468,14 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	s.round++
 	s.mu.Unlock()
 	rec := s.boundaryRecord("round", "start")
+	if h := harnessOf(ctx); h != nil {
+		rec["harness"] = h
+	}
 	callID := s.boundaryID("round", "start")
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["round"], rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.RoundBegin, Turn: s.turn, Round: s.round, Status: out.Status,
-		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error}
+		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Harness: rec["harness"]}
 	if out.Status != StatusOK {
 		i.refuseBoundary(ctx, set, "round", rec, out, callID)
 		s.journal(entry)
@@ -516,6 +522,9 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 	}
 	set := i.turnSet
 	rec := s.boundaryRecord("round", "end")
+	if h := harnessOf(ctx); h != nil {
+		rec["harness"] = h
+	}
 	rec["host_continue"] = in.HostContinue
 	if in.Output != nil {
 		rec["output"] = *in.Output
@@ -536,7 +545,7 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 	s.inRound = false
 	s.activated = cont && !in.HostContinue
 	s.journal(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont,
-		CallID: callID, Status: statusOf(failure), Error: failText(failure)})
+		CallID: callID, Status: statusOf(failure), Error: failText(failure), Harness: rec["harness"]})
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont, Halt: halt}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
@@ -567,6 +576,9 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	}
 	set := i.turnSet
 	rec := s.boundaryRecord("turn", "end")
+	if h := harnessOf(ctx); h != nil {
+		rec["harness"] = h
+	}
 	callID := s.boundaryID("turn", "end")
 	notes, failure := i.runHooks(ctx, set, "turn", "end", rec, callID)
 	s.emit(notes, callID)
@@ -575,7 +587,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	if err != nil {
 		return BoundaryResult{}, err
 	}
-	s.journal(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs, CallID: callID, Status: statusOf(failure), Error: failText(failure)})
+	s.journal(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs, CallID: callID, Status: statusOf(failure), Error: failText(failure), Harness: rec["harness"]})
 	s.mu.Lock()
 	s.inTurn = false
 	s.mu.Unlock()

@@ -95,9 +95,11 @@ func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened
 	ss := i.sess.Load()
 	if out.Status == StatusPending {
 		ss.journal(session.Entry{Type: entryToolOpen, Key: key, Path: c.Path, CallID: out.CallID, Input: c.Args,
-			Value: openValue{Args: x.args, Marks: x.marks}})
+			Value: openValue{Args: x.args, Marks: x.marks}, Harness: harnessOf(ctx)})
 	} else {
-		ss.journal(journalTool(c.Path, c.Args, out))
+		en := journalTool(c.Path, c.Args, out)
+		en.Harness = harnessOf(ctx)
+		ss.journal(en)
 	}
 	if err := ss.flush(ctx); err != nil {
 		return Opened{Outcome: Outcome{Status: StatusFailed, Error: err.Error(), CallID: out.CallID}}
@@ -153,8 +155,12 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 	}
 	ch := chains.Get().(*chain)
 	defer chains.Put(ch)
+	harness := harnessOf(ctx) // the event that began the call, when it was begun
+	if open != nil {
+		harness = open.Harness
+	}
 	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, callID: callID, thread: new(thread),
-		attempt: 1, marks: marks, floorSaw: true, floorArgs: args}
+		attempt: 1, marks: marks, floorSaw: true, floorArgs: args, harness: harness}
 	ch.callIDLV = lua.LString(callID)
 	if open == nil {
 		if err := session.Encodable(c.Args); err != nil { // R3.10: the journal could not record the call
@@ -197,7 +203,9 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 	out.CallID = callID
 	out.Halt = ss.takeHalt()
 	ss.journal(core)
-	ss.journal(journalTool(c.Path, raw, out))
+	en := journalTool(c.Path, raw, out)
+	en.Harness = harness
+	ss.journal(en)
 	if err := ss.flush(ctx); err != nil {
 		return Outcome{Status: StatusFailed, Error: err.Error(), CallID: callID}, err
 	}

@@ -11,7 +11,7 @@ import (
 // place it was first set in, so a record (fresh or recycled) iterates in
 // sorted key order under pairs().
 var (
-	callFields    = []string{"args", "attempt", "call_id", "instance", "marks", "path"}
+	callFields    = []string{"args", "attempt", "call_id", "harness", "instance", "marks", "path"}
 	outcomeFields = []string{"diagnostics", "error", "reason", "refused_by", "result", "status"}
 )
 
@@ -20,6 +20,7 @@ const (
 	callArgs = iota
 	callAttempt
 	callCallID
+	callHarness
 	callInstance
 	callMarks
 	callPath
@@ -58,6 +59,11 @@ func (c *chain) callRecord(r *registry, args any) *lua.LTable {
 	}
 	luabind.SetFieldAt(t, callAttempt, "attempt", number(c.attempt))
 	luabind.SetFieldAt(t, callInstance, "instance", c.i.idLV)
+	if c.harness != nil { // the harness's event (harness.go)
+		luabind.SetFieldAt(t, callHarness, "harness", st.ToLua(c.harness))
+	} else {
+		luabind.SetFieldAt(t, callHarness, "harness", lua.LNil)
+	}
 	if c.callIDLV == nil { // boxed once per chain, when a record needs it
 		c.callIDLV = st.L.StringValue(c.callID)
 	}

@@ -64,6 +64,7 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 		from = k + 1
 		rp.window(win)
 		n0 := rp.noteCount()
+		ctx := withHarnessValue(ctx, en.Harness) // the records get the harness data the session's got
 		var got stepOutcome
 		ran := true
 		switch en.Type {

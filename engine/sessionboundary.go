@@ -37,6 +37,9 @@ func (i *Instance) SessionBoundary(ctx context.Context, phase, source string) (B
 	s := i.sess.Load()
 	rec := s.boundaryRecord("session", phase)
 	rec["source"] = source
+	if h := harnessOf(ctx); h != nil {
+		rec["harness"] = h
+	}
 	callID := s.boundaryID("session", phase)
 	notes, failure := i.runHooks(ctx, set, "session", phase, rec, callID)
 	s.emit(notes, callID)

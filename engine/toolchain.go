@@ -269,7 +269,9 @@ func (i *Instance) tool(ctx context.Context, c ToolCall, found *toolEntry, in *t
 	}
 	out := i.runChain(ctx, set, te, c, nil)
 	if ss.journaling.Load() {
-		ss.journalBehind(journalTool(c.Path, args, out))
+		en := journalTool(c.Path, args, out)
+		en.Harness = harnessOf(ctx)
+		ss.journalBehind(en)
 	}
 	return out
 }
@@ -371,6 +373,8 @@ type chainState struct {
 	// begins if nothing but engine code runs before it
 	scope  *callScope
 	hostAt time.Time
+	// harness is the harness data the call's records carry (harness.go)
+	harness any
 }
 
 // callScope is made once for a call from the host: the thread its chain
@@ -428,7 +432,7 @@ func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, 
 	ch := chains.Get().(*chain)
 	defer chains.Put(ch)
 	marks := ch.marks[:0] // the list, not its labels, outlives a call
-	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, args: luabind.Plain(c.Args), ext: ext, marks: marks}
+	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, args: luabind.Plain(c.Args), ext: ext, marks: marks, harness: harnessOf(ctx)}
 	ch.retries = &ch.ownRetries
 	if parent != nil && parent.retries != nil {
 		ch.retries = parent.retries // one retry budget per lineage (R5.7)

@@ -66,7 +66,9 @@ func (Claude) Parse(data []byte) (Event, error) {
 	if err := json.Unmarshal(data, &in); err != nil {
 		return Event{Kind: claudeKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
 	}
-	return in.event(claudeKinds)
+	ev, err := in.event(claudeKinds)
+	ev.Fields = EventFields(data)
+	return ev, err
 }
 
 func (in *claudeInput) event(kinds map[string]Kind) (Event, error) {

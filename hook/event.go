@@ -48,6 +48,38 @@ type Event struct {
 	// Reason is why a session ended (SessionEnd: clear, logout,
 	// prompt_input_exit, other).
 	Reason string
+	// Fields are the event's own fields as the agent sent them, except
+	// the tool's input and response (records' harness.event; nil: the
+	// runtime names the fields it read).
+	Fields map[string]any
+}
+
+// EventFields are the fields of an event's JSON except the tool's input
+// and response (which records carry as args and the outcome).
+func EventFields(data []byte) map[string]any {
+	var m map[string]any
+	if json.Unmarshal(data, &m) != nil || m == nil {
+		return nil
+	}
+	for _, k := range []string{"tool_input", "tool_response", "tool_output", "result_json"} {
+		delete(m, k)
+	}
+	return m
+}
+
+// fields is what records carry as harness.event for ev.
+func (ev Event) fields() map[string]any {
+	if ev.Fields != nil {
+		return ev.Fields
+	}
+	m := map[string]any{"hook_event_name": ev.Name}
+	for k, v := range map[string]string{"session_id": ev.Session, "cwd": ev.Cwd, "turn_id": ev.Turn, "tool_name": ev.Tool,
+		"tool_use_id": ev.ToolUseID, "prompt": ev.Prompt, "agent_id": ev.AgentID, "agent_type": ev.AgentType, "source": ev.Source, "reason": ev.Reason} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // Answer is attune's decision about one event; a dialect renders it.

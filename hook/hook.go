@@ -150,6 +150,8 @@ func (r *Runtime) Engine() *engine.Engine { return r.e }
 // to the runtime's stderr and answered safely (Failure).
 func (r *Runtime) Handle(ctx context.Context, d Dialect, ev Event) Answer {
 	h := r.cfg.Hook(d.Name())
+	// every record of the event's steps carries harness = {name, event}
+	ctx = engine.WithHarness(ctx, engine.Harness{Name: d.Name(), Event: ev.fields()})
 	a, err := r.handle(ctx, d, h, ev)
 	if err != nil {
 		fmt.Fprintf(r.log, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)

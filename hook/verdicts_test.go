@@ -201,3 +201,33 @@ end)
 		t.Errorf("a read not enabled: %s", got)
 	}
 }
+
+// Every call and boundary record under a harness carries harness = {name,
+// event}: the event's fields except the tool's input and response.
+func TestClaudeHarnessOnRecords(t *testing.T) {
+	r, _ := setup(t, mainBot, map[string]string{"p.lua": `
+local function say(rec)
+  local ev = rec.harness.event
+  return rec.harness.name .. " " .. ev.hook_event_name .. " " .. tostring(ev.cwd) .. " " .. tostring(ev.permission_mode)
+    .. " " .. tostring(ev.tool_input) .. " " .. tostring(ev.tool_response)
+end
+hook.session("start", function(b) notify("session: " .. say(b) .. " " .. b.harness.event.source) end)
+hook.round("start", function(b) notify("round: " .. say(b)) end)
+guard.tool("claude/Bash", function(c, invoke)
+  if c.args.command == "show" then return refuse("guard: " .. say(c)) end
+  return invoke()
+end)
+hook.tool("claude/Bash", {post = function(c, out) return "post: " .. say(c) end})
+`})
+	base := `"session_id":"s","cwd":"/w","permission_mode":"default","transcript_path":"/t.jsonl"`
+	sameJSON(t, "session", answerJSON(t, r, `{"hook_event_name":"SessionStart","source":"startup",`+base+`}`),
+		`{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"session: claude SessionStart /w default nil nil startup"}}`)
+	sameJSON(t, "round", answerJSON(t, r, `{"hook_event_name":"UserPromptSubmit","prompt":"go",`+base+`}`),
+		`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"round: claude UserPromptSubmit /w default nil nil"}}`)
+	sameJSON(t, "guard", answerJSON(t, r, `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"a","tool_input":{"command":"show"},`+base+`}`),
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"guard: claude PreToolUse /w default nil nil"}}`)
+	answerJSON(t, r, `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"ls"},`+base+`}`)
+	// a call's records carry the event that began it
+	sameJSON(t, "post", answerJSON(t, r, `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"ls"},"tool_response":{"stdout":"x"},`+base+`}`),
+		`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"post: claude PreToolUse /w default nil nil"}}`)
+}

@@ -93,6 +93,10 @@ type Entry struct {
 	// was left out of the entry ("args", "input"): the step failed with
 	// Error without running, and a replay fails it the same way.
 	NotPlain string `json:"not_plain,omitempty"`
+
+	// Harness is the agent harness a step came from ({name, event}), as
+	// its records carried it.
+	Harness any `json:"harness,omitempty"`
 }
 
 // Journal is one session's append-only record in the store. Entries are
