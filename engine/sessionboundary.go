@@ -54,3 +54,35 @@ func (i *Instance) SessionBoundary(ctx context.Context, phase, source string) (B
 	res.failedWith(failure)
 	return res, s.flush(ctx)
 }
+
+// TakeUserNotes returns the notes behaviors emitted for the user only
+// ((notify TEXT "user")) since the last call, and forgets them: the host
+// shows them to its user (Claude Code: systemMessage), never to the model.
+func (i *Instance) TakeUserNotes() []Note {
+	s := i.sess.Load()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.user
+	s.user = nil
+	return out
+}
+
+// PlaceNotes places every note of the turn not yet placed now, for a host
+// that can give the model context in the middle of a round (Claude Code's
+// PreToolUse and PostToolUse additionalContext): notes a guard, a tool hook
+// or a :post-fail emitted reach the model with the next answer, not only
+// at the next round (R3.7: each note is placed once).
+func (i *Instance) PlaceNotes(ctx context.Context) ([]Note, error) {
+	s := i.sess.Load()
+	if s.rp != nil {
+		return nil, nil
+	}
+	placed := s.book.Place()
+	for _, n := range placed {
+		s.journal(session.Entry{Type: session.Consume, ID: n.ID})
+	}
+	if len(placed) == 0 {
+		return nil, nil
+	}
+	return placed, s.flush(ctx)
+}

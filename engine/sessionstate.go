@@ -37,6 +37,7 @@ type sessionState struct {
 	begun      atomic.Bool          // the journal has an entry
 	rp         *replayer            // set while replaying: the host is answered from the journal
 	halt       atomic.Pointer[Halt] // a halt not yet reported by a step (halt.go)
+	user       []session.Note       // notes for the user, not yet taken (TakeUserNotes; mu)
 	from       sessionBase          // where the state was read from (sessionsnapshot.go)
 }
 
@@ -72,7 +73,7 @@ func (s *sessionState) adopt(entries []session.Entry) {
 			s.inTurn, s.inRound = false, false
 			s.book.Seal()
 		case session.Emit:
-			if en.Note != nil {
+			if en.Note != nil && en.Note.Kind != session.User {
 				s.book.Adopt(*en.Note)
 			}
 		case session.Consume:
@@ -202,8 +203,8 @@ func fNotify(s *luabind.State) int {
 	kind := session.Ambient
 	if k := s.L.Get(2); k != lua.LNil {
 		ks, ok := k.(lua.LString)
-		if !ok || (ks != session.Ambient && ks != session.Activating) {
-			s.ArgError("notify", 2, "kind must be \"ambient\" or \"activating\", got %s", lua.LVAsString(s.L.ToStringMeta(k)))
+		if !ok || (ks != session.Ambient && ks != session.Activating && ks != session.User) {
+			s.ArgError("notify", 2, "kind must be \"ambient\", \"activating\" or \"user\", got %s", lua.LVAsString(s.L.ToStringMeta(k)))
 		}
 		kind = string(ks)
 	}
@@ -233,8 +234,14 @@ func (s *sessionState) emit(notes []session.Note, callID string) {
 			s.rp.mu.Unlock()
 			continue
 		}
-		s.book.Add(n)
 		c := n
+		if n.Kind == session.User { // for the user only: never placed into the model's context
+			s.mu.Lock()
+			s.user = append(s.user, n)
+			s.mu.Unlock()
+		} else {
+			s.book.Add(n)
+		}
 		s.journal(session.Entry{Type: session.Emit, Note: &c, CallID: callID})
 		if f := s.i.e.onNote; f != nil {
 			f(s.i.id, n)

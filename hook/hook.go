@@ -296,6 +296,9 @@ func (r *Runtime) dispatch(ctx context.Context, d Dialect, h *config.HookHarness
 			a, err = r.session(ctx, inst, "end", ev.Reason)
 		}
 	}
+	if err == nil { // (notify TEXT "user"), from any step of the event: the user only
+		a.SystemMessage = joinText(a.SystemMessage, userText(inst.TakeUserNotes()))
+	}
 	return inst, a, err
 }
 
@@ -351,6 +354,18 @@ func (r *Runtime) session(ctx context.Context, inst *engine.Instance, phase, sou
 	a := Answer{Context: noteText(res.Notes)}
 	halted(&a, res.Halt)
 	return a, nil
+}
+
+// placeNow adds to a the notes of the turn not yet placed (a guard's, a
+// tool hook's, a :post-fail's): an answer that carries context gives them
+// to the model now rather than at the next round.
+func placeNow(ctx context.Context, inst *engine.Instance, a *Answer) error {
+	notes, err := inst.PlaceNotes(ctx)
+	if err != nil {
+		return err
+	}
+	a.Context = joinText(a.Context, noteText(notes))
+	return nil
 }
 
 // prompt: turn begin, then round begin; a refusal blocks the prompt.
@@ -409,10 +424,14 @@ func (r *Runtime) warnFailed(b engine.BoundaryResult) {
 	}
 }
 
+// noteText joins the texts of the notes for the model (a user's note is
+// said apart, TakeUserNotes).
 func noteText(notes []engine.Note) string {
 	var texts []string
 	for _, n := range notes {
-		texts = append(texts, n.Text)
+		if n.Kind != "user" {
+			texts = append(texts, n.Text)
+		}
 	}
 	return strings.Join(texts, "\n\n")
 }
@@ -522,11 +541,11 @@ func (r *Runtime) toolPre(ctx context.Context, d Dialect, h *config.HookHarness,
 			}
 		}
 		halted(&a, op.Halt)
-		return a, nil
+		return a, placeNow(ctx, inst, &a)
 	case engine.StatusRefused:
 		a.Decision, a.Reason = "deny", op.Reason
 		halted(&a, op.Halt)
-		return a, nil
+		return a, placeNow(ctx, inst, &a)
 	}
 	err = errors.New(op.Error)
 	fmt.Fprintf(r.log, "attune hook %s: %s %s: %v\n", d.Name(), ev.Name, ev.Tool, err)
@@ -571,7 +590,7 @@ func (r *Runtime) toolPost(ctx context.Context, d Dialect, h *config.HookHarness
 		}
 	}
 	halted(&a, out.Halt)
-	return a, nil
+	return a, placeNow(ctx, inst, &a)
 }
 
 // stop: round end with host_continue false; an activating note opens the
@@ -689,6 +708,15 @@ func halted(a *Answer, hs ...*engine.Halt) {
 			a.Halt, a.StopReason = true, h.Reason
 		}
 	}
+}
+
+// userText joins the texts of notes for the user.
+func userText(notes []engine.Note) string {
+	var texts []string
+	for _, n := range notes {
+		texts = append(texts, n.Text)
+	}
+	return strings.Join(texts, "\n\n")
 }
 
 func activating(notes []engine.Note) string {

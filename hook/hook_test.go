@@ -166,9 +166,11 @@ func TestToolPostAndFailure(t *testing.T) {
 		t.Fatalf("post: %+v", a)
 	}
 	send(t, r, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"false"}}`)
-	send(t, r, `{"hook_event_name":"PostToolUseFailure","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"false"},"error":"exit code 1"}`)
-	// the post-fail note is placed at the next round: the Stop's round end
-	// does not activate, so it shows at the loop end
+	// the post-fail note reaches the model at once, with the answer
+	a = send(t, r, `{"hook_event_name":"PostToolUseFailure","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"false"},"error":"exit code 1"}`)
+	if a.Context != "failed false: exit code 1" {
+		t.Fatalf("post-fail note: %+v", a)
+	}
 	a = send(t, r, `{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`)
 	if a.Decision != "" {
 		t.Fatalf("stop: %+v", a)

@@ -231,3 +231,33 @@ hook.tool("claude/Bash", {post = function(c, out) return "post: " .. say(c) end}
 	sameJSON(t, "post", answerJSON(t, r, `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"ls"},"tool_response":{"stdout":"x"},`+base+`}`),
 		`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"post: claude PreToolUse /w default nil nil"}}`)
 }
+
+// Notes emitted mid-round reach the model with the next answer that
+// carries context, each once; (notify TEXT "user") reaches the user only,
+// from any event.
+func TestClaudeNotesFromAnyEvent(t *testing.T) {
+	r, _ := setup(t, mainBot, map[string]string{"p.lua": `
+guard.tool("claude/Bash", function(c, invoke)
+  notify("guard saw " .. c.args.command)
+  if c.args.command == "rm" then
+    notify("blocked rm", "user")
+    return refuse("no rm")
+  end
+  return invoke()
+end)
+hook.tool("claude/Bash", {post = function(c, out) notify("post saw " .. c.args.command) end})
+hook.session("start", function(b) notify("welcome back", "user") end)
+hook.round("end", function(b) notify("round over", "user") end)
+`})
+	sameJSON(t, "session start", answerJSON(t, r, `{"hook_event_name":"SessionStart","session_id":"s","source":"resume"}`),
+		`{"systemMessage":"welcome back"}`)
+	sameJSON(t, "prompt", answerJSON(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go"}`), `{}`)
+	sameJSON(t, "pre", answerJSON(t, r, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"a","tool_input":{"command":"ls"}}`),
+		`{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"guard saw ls"}}`)
+	sameJSON(t, "post", answerJSON(t, r, `{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"a","tool_input":{"command":"ls"},"tool_response":{"stdout":"x"}}`),
+		`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"post saw ls"}}`)
+	sameJSON(t, "refused", answerJSON(t, r, `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"rm"}}`),
+		`{"systemMessage":"blocked rm","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no rm","additionalContext":"guard saw rm"}}`)
+	sameJSON(t, "stop", answerJSON(t, r, `{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`),
+		`{"systemMessage":"round over"}`)
+}

@@ -389,6 +389,9 @@ type Note struct {
 const (
 	Ambient    = "ambient"
 	Activating = "activating"
+	// User: a note for the harness's user only, never the model's context
+	// (the engine keeps it out of the notebook).
+	User = "user"
 )
 
 // Book numbers, places, consumes and expires the notes of a session.
