@@ -392,6 +392,16 @@ func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string
 		_ = r.e.Store().DeleteRecord(ctx, "hook", main+"/fresh")
 	}
 	r.warnFailed(tb)
+	var said string
+	if name, text, ok := packCommand(inst, ev.Prompt); ok {
+		// a pack command from the prompt (/goal TEXT) runs in the turn; its
+		// notes are placed into the round, for the model
+		cr := inst.Command(ctx, name, text)
+		if cr.Status != engine.StatusOK {
+			fmt.Fprintf(r.log, "attune: /%s failed: %s\n", name, cr.Error)
+			said = "attune: /" + name + " failed: " + cr.Error
+		}
+	}
 	rb, err := inst.BeginRound(ctx)
 	if err != nil {
 		return Answer{}, err
@@ -403,9 +413,30 @@ func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string
 		return a, nil
 	}
 	r.warnFailed(rb)
-	a := Answer{Context: noteText(rb.Notes)}
+	a := Answer{Context: noteText(rb.Notes), SystemMessage: said}
 	halted(&a, tb.Halt, rb.Halt)
 	return a, nil
+}
+
+// packCommand reads a prompt "/NAME TEXT" that names a command of the
+// instance's pinned packs.
+func packCommand(inst *engine.Instance, prompt string) (name, text string, ok bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(prompt), "/")
+	if !ok {
+		return "", "", false
+	}
+	name, text, _ = strings.Cut(rest, " ")
+	if i := strings.IndexAny(name, "\n\t"); i >= 0 {
+		name, text = name[:i], rest[i+1:]
+	}
+	p := inst.Pin()
+	if p == nil {
+		return "", "", false
+	}
+	if _, ok := p.Command(name); !ok {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(text), true
 }
 
 func refusal(b engine.BoundaryResult) string {

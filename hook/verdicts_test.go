@@ -261,3 +261,22 @@ hook.round("end", function(b) notify("round over", "user") end)
 	sameJSON(t, "stop", answerJSON(t, r, `{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`),
 		`{"systemMessage":"round over"}`)
 }
+
+// A prompt /goal TEXT runs the pack command in the turn: its note reaches
+// the model with the prompt, and the goal then keeps the agent going.
+func TestClaudePromptCommand(t *testing.T) { // R6.9
+	r, _ := setup(t, `
+[bots.main]
+behaviors = ["goal"]
+ceiling = ["read"]
+grants = ["goal.set", "goal.clear"]
+[bots.main.config.goal]
+loops = 1
+`, map[string]string{"p.lua": `-- unused`})
+	sameJSON(t, "/goal", answerJSON(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"/goal ship the parser"}`),
+		`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"Goal: ship the parser (1 loops)"}}`)
+	sameJSON(t, "stop", answerJSON(t, r, `{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`),
+		`{"decision":"block","reason":"Goal: ship the parser (0 loops left)"}`)
+	// not a pack command: the prompt is the model's
+	sameJSON(t, "/help", answerJSON(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s2","prompt":"/help me"}`), `{}`)
+}
