@@ -30,6 +30,11 @@ func harnessPlain(h Harness) map[string]any {
 	return map[string]any{"name": h.Name, "event": CopyPlain(ev)}
 }
 
+// WithHarnessData returns ctx for steps that come from a harness whose
+// data v ({name, event}, plain) a journal recorded (a replay, a recorded
+// scenario); nil: none.
+func WithHarnessData(ctx context.Context, v any) context.Context { return withHarnessValue(ctx, v) }
+
 // withHarnessValue returns ctx carrying harness data v as journaled (nil:
 // none).
 func withHarnessValue(ctx context.Context, v any) context.Context {

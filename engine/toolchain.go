@@ -602,16 +602,19 @@ func (c *chain) proceed(s *luabind.State, gr *guardRun) Outcome {
 	return c.invokeWith(s, gr, gr.call.PeekRecordAt(callArgs, "args"))
 }
 
-// proceeds: allow lets the call go on; ask only where the harness runs the
-// core and can ask its user first (ToolBegin). In-process no one is there
-// to ask, and the call is refused (verdict).
-func (c *chain) proceeds(v verdict) bool { return v == verdictAllow || c.ext != nil }
+// proceeds: allow lets the call go on; ask only where a harness can ask
+// its user first: it runs the core (ToolBegin), or the call came from one
+// (a replay of a harness's call). Otherwise no one is there to ask, and
+// the call is refused (verdict).
+func (c *chain) proceeds(v verdict) bool { return v == verdictAllow || c.askable() }
+
+func (c *chain) askable() bool { return c.ext != nil || c.harness != nil }
 
 // verdict sets the harness's verdict on a call that goes ahead, the
 // strictest of the chain's guards holding (ask over allow); a refusal or
 // failure stays as it is.
 func (c *chain) verdict(gr *guardRun, v verdict, reason string, out Outcome) Outcome {
-	if v == verdictAsk && c.ext == nil {
+	if v == verdictAsk && !c.askable() {
 		if reason == "" {
 			reason = "the guard at " + gr.g.pos + " asks for approval"
 		}

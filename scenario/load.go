@@ -129,6 +129,9 @@ type Step struct {
 	Child         string
 	Note          string
 	ToTurn        int
+	// Harness is the harness data ({name, event}) the step's records
+	// carry (a recorded hook session's)
+	Harness any
 
 	Expect *Expect // nil when the step has no expect table
 	// ExpectLines are the lines of the expectation keys, when known.
@@ -270,11 +273,11 @@ var opKeys = map[string][]string{
 	"forget":      {"program"},
 	"attune":      {"instance"},
 	"set-read":    {"key", "value"},
-	"turn-begin":  {"instance", "input", "context_fresh"},
-	"round-begin": {"instance"},
-	"tool":        {"instance", "path", "args", "call_id"},
-	"round-end":   {"instance", "host_continue", "output"},
-	"turn-end":    {"instance", "addenda"},
+	"turn-begin":  {"instance", "input", "context_fresh", "harness"},
+	"round-begin": {"instance", "harness"},
+	"tool":        {"instance", "path", "args", "call_id", "harness"},
+	"round-end":   {"instance", "host_continue", "output", "harness"},
+	"turn-end":    {"instance", "addenda", "harness"},
 	"turn":        {"instance", "input", "context_fresh", "rounds", "max_rounds"},
 	"method":      {"instance", "owner", "method", "input", "call_id", "host_authority"},
 	"command":     {"instance", "name", "text"},
@@ -788,6 +791,9 @@ func (sl *stepLoader) load(cfg *config.Config, lastInstance *string) {
 	s.Path = sl.str("path")
 	s.Args = plain(m["args"])
 	s.CallID = sl.str("call_id")
+	if h, ok := m["harness"]; ok {
+		s.Harness = plain(h)
+	}
 	s.HostContinue = sl.boolean("host_continue")
 	if _, ok := m["output"]; ok {
 		o := sl.str("output")

@@ -241,10 +241,20 @@ func recordSteps(sess string, in engine.RecordedInstance) ([]*recStep, *recHost,
 		return s
 	}
 	var placing *recStep // a round-begin: the consumptions right after it are its placed notes
+	// a note the host placed before the step that emitted it was recorded
+	// (a guard's note under attune hook, placed with its PreToolUse answer:
+	// the call's step is journaled at its end) is consumed right after
+	// that step
+	seen := map[string]bool{}
+	var deferred []string
 	window := func(win []session.Entry) {
 		for _, w := range win {
 			switch w.Type {
 			case session.Consume:
+				if _, known := notes[w.ID]; known && !seen[w.ID] {
+					deferred = append(deferred, w.ID)
+					continue
+				}
 				if placing != nil {
 					if n, ok := notes[w.ID]; ok {
 						placing.notes = append(placing.notes, noteWant(n))
@@ -269,7 +279,19 @@ func recordSteps(sess string, in engine.RecordedInstance) ([]*recStep, *recHost,
 	js, tail := engine.JournalSteps(in.Entries)
 	pinSHA := ""
 	for _, st := range js {
+		var still []string
+		for _, id := range deferred {
+			if seen[id] {
+				add(map[string]any{"op": "consume", "note": id}, "note")
+			} else {
+				still = append(still, id)
+			}
+		}
+		deferred = still
 		window(st.Window)
+		for _, n := range st.Notes {
+			seen[n.ID] = true
+		}
 		en := st.Entry
 		if en.NotPlain != "" {
 			// a step refused before it ran, for a host value with no JSON
@@ -300,13 +322,13 @@ func recordSteps(sess string, in engine.RecordedInstance) ([]*recStep, *recHost,
 			if en.ContextFresh {
 				keys["context_fresh"] = true
 			}
-			s := add(keys, "input", "context_fresh")
+			s := add(withHarness(keys, en), "input", "context_fresh", "harness")
 			outcomeExpect(s, en.Status, nil, en.Error, en.Reason, "")
 			if en.Status != engine.StatusRefused {
 				s.notes = emitted
 			}
 		case session.RoundBegin:
-			s := add(map[string]any{"op": "round-begin"})
+			s := add(withHarness(map[string]any{"op": "round-begin"}, en), "harness")
 			outcomeExpect(s, en.Status, nil, en.Error, en.Reason, "")
 			if en.Status != engine.StatusRefused {
 				s.notes = []any{}
@@ -317,12 +339,12 @@ func recordSteps(sess string, in engine.RecordedInstance) ([]*recStep, *recHost,
 			if en.Output != nil {
 				keys["output"] = *en.Output
 			}
-			s := add(keys, "host_continue", "output")
+			s := add(withHarness(keys, en), "host_continue", "output", "harness")
 			outcomeExpect(s, en.Status, nil, en.Error, "", "")
 			s.notes = emitted
 			s.expect["continue"] = en.Continue
 		case session.TurnEnd:
-			s := add(map[string]any{"op": "turn-end"})
+			s := add(withHarness(map[string]any{"op": "turn-end"}, en), "harness")
 			outcomeExpect(s, en.Status, nil, en.Error, "", "")
 			s.notes = emitted
 		case session.Tool:
@@ -334,7 +356,7 @@ func recordSteps(sess string, in engine.RecordedInstance) ([]*recStep, *recHost,
 			if en.CallID != "" {
 				keys["call_id"] = en.CallID
 			}
-			s := add(keys, "path", "args", "call_id")
+			s := add(withHarness(keys, en), "path", "args", "call_id", "harness")
 			outcomeExpect(s, en.Status, en.Result, en.Error, en.Reason, en.RefusedBy)
 			if en.Status == engine.StatusOK && en.Diagnostics != nil {
 				s.expect["diagnostics"] = stringsAny(en.Diagnostics)
@@ -575,4 +597,12 @@ func tomlValue(v any) string {
 		return s
 	}
 	return tomlString(fmt.Sprint(v))
+}
+
+// withHarness adds to a step's keys the harness data its entry recorded.
+func withHarness(keys map[string]any, en session.Entry) map[string]any {
+	if en.Harness != nil {
+		keys["harness"] = en.Harness
+	}
+	return keys
 }

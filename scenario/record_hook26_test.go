@@ -17,6 +17,8 @@ const gateProg = `
 guard.tool("claude/Bash", function(c, invoke)
   if c.args.command == "deploy" then return halt("no deploys from here") end
   if c.args.command == "ls" then return allow("listing is safe") end
+  if c.args.command == "rm x" then return ask("deletes x in " .. c.harness.event.cwd) end
+  notify("guard saw " .. c.args.command .. " from " .. c.harness.event.hook_event_name)
   return invoke()
 end)
 guard.result("claude/Bash", function(c, outcome)
@@ -53,10 +55,16 @@ ceiling = ["read", "exec"]
 [harness.reads.exec.test]
 argv = ["sh", "-c", "echo ok"]
 `), 0o644)
-	r, err := hook.Open(ctx, cfgPath, hook.Options{})
+	var log strings.Builder
+	r, err := hook.Open(ctx, cfgPath, hook.Options{Stderr: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if t.Failed() {
+			t.Log(log.String())
+		}
+	}()
 	var answers []string
 	for _, ev := range []string{
 		`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go"}`,
@@ -64,6 +72,8 @@ argv = ["sh", "-c", "echo ok"]
 		`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"a","tool_input":{"command":"env"},"tool_response":{"stdout":"KEY=sk-abc","stderr":"","interrupted":false,"isImage":false}}`,
 		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"ls"}}`,
 		`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"ls"},"tool_response":{"stdout":"f1","stderr":"","interrupted":false,"isImage":false}}`,
+		`{"hook_event_name":"PreToolUse","session_id":"s","cwd":"`+dir+`","tool_name":"Bash","tool_use_id":"r","tool_input":{"command":"rm x"}}`,
+		`{"hook_event_name":"PostToolUse","session_id":"s","cwd":"`+dir+`","tool_name":"Bash","tool_use_id":"r","tool_input":{"command":"rm x"},"tool_response":{"stdout":"","stderr":"","interrupted":false,"isImage":false}}`,
 		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"c","tool_input":{"command":"deploy"}}`,
 		`{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`,
 	} {
@@ -74,7 +84,9 @@ argv = ["sh", "-c", "echo ok"]
 		answers = append(answers, string(hook.Claude{}.Render(e, r.Handle(ctx, hook.Claude{}, e))))
 	}
 	r.Close()
-	if !strings.Contains(answers[2], `sk-[redacted]`) || !strings.Contains(answers[5], `"continue":false`) || !strings.Contains(answers[6], "readme # Title tests 0") {
+	if !strings.Contains(answers[1], `guard saw env from PreToolUse`) || !strings.Contains(answers[2], `sk-[redacted]`) ||
+		!strings.Contains(answers[5], `"permissionDecision":"ask","permissionDecisionReason":"deletes x in `+dir+`"`) ||
+		!strings.Contains(answers[7], `"continue":false`) || !strings.Contains(answers[8], "readme # Title tests 0") {
 		t.Fatalf("answers: %q", answers)
 	}
 

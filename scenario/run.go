@@ -333,6 +333,9 @@ func (r *runner) step(ctx context.Context, s *Step) *Got {
 	if g != nil {
 		return g
 	}
+	if s.Harness != nil { // the step came from a harness (a recorded hook session)
+		ctx = engine.WithHarnessData(ctx, luabind.CopyPlain(s.Harness))
+	}
 	switch s.Op {
 	case "attune":
 		if err := inst.Attune(ctx); err != nil {
