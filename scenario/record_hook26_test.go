@@ -72,8 +72,8 @@ argv = ["sh", "-c", "echo ok"]
 		`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"a","tool_input":{"command":"env"},"tool_response":{"stdout":"KEY=sk-abc","stderr":"","interrupted":false,"isImage":false}}`,
 		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"ls"}}`,
 		`{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"ls"},"tool_response":{"stdout":"f1","stderr":"","interrupted":false,"isImage":false}}`,
-		`{"hook_event_name":"PreToolUse","session_id":"s","cwd":"`+dir+`","tool_name":"Bash","tool_use_id":"r","tool_input":{"command":"rm x"}}`,
-		`{"hook_event_name":"PostToolUse","session_id":"s","cwd":"`+dir+`","tool_name":"Bash","tool_use_id":"r","tool_input":{"command":"rm x"},"tool_response":{"stdout":"","stderr":"","interrupted":false,"isImage":false}}`,
+		`{"hook_event_name":"PreToolUse","session_id":"s","cwd":"` + dir + `","tool_name":"Bash","tool_use_id":"r","tool_input":{"command":"rm x"}}`,
+		`{"hook_event_name":"PostToolUse","session_id":"s","cwd":"` + dir + `","tool_name":"Bash","tool_use_id":"r","tool_input":{"command":"rm x"},"tool_response":{"stdout":"","stderr":"","interrupted":false,"isImage":false}}`,
 		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"c","tool_input":{"command":"deploy"}}`,
 		`{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`,
 	} {
