@@ -29,6 +29,12 @@ const (
 	// DefaultMemoryLimit is engine.memory_limit's default: the Go heap over
 	// which running callbacks are cancelled.
 	DefaultMemoryLimit = 2 << 30
+	// DefaultMaxNoteBytes and DefaultMaxBoundaryNoteBytes are
+	// engine.max_note_bytes and engine.max_boundary_note_bytes' defaults:
+	// the text of one note, and of the notes one program emits at one
+	// boundary or tool call (docs/limits.md).
+	DefaultMaxNoteBytes         = 64 << 10
+	DefaultMaxBoundaryNoteBytes = 256 << 10
 )
 
 // Config is one loaded configuration. It is immutable after Load, Parse or
@@ -69,6 +75,11 @@ type Engine struct {
 	// MemoryLimit is the host's Go heap, in bytes, over which the engine
 	// cancels running callbacks (a `memory` failure); 0 turns it off.
 	MemoryLimit int64
+	// MaxNoteBytes bounds the text of one note (notify); MaxBoundaryNoteBytes
+	// the notes one program emits while one boundary or tool call runs.
+	// Over either, notify fails with a memory error naming the program.
+	MaxNoteBytes         int64
+	MaxBoundaryNoteBytes int64
 }
 
 // Floor is the [floor] table: the default host floor refuses a tool call
@@ -118,6 +129,9 @@ func Default(dir string) *Config {
 			CallbackBudget: DefaultCallbackBudget,
 			HostTimeout:    DefaultHostTimeout,
 			MemoryLimit:    DefaultMemoryLimit,
+
+			MaxNoteBytes:         DefaultMaxNoteBytes,
+			MaxBoundaryNoteBytes: DefaultMaxBoundaryNoteBytes,
 		},
 		Floor:    Floor{RefuseMarks: []string{}},
 		MCP:      MCP{CallTimeout: DefaultMCPCallTimeout, StartTimeout: DefaultMCPStartTimeout, MaxMessage: DefaultMCPMaxMessage, JournalDelay: DefaultMCPJournalDelay},

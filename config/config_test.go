@@ -41,6 +41,9 @@ func TestLoadFullSchema(t *testing.T) {
 		CallbackBudget: 250 * time.Millisecond,
 		HostTimeout:    DefaultHostTimeout,
 		MemoryLimit:    DefaultMemoryLimit,
+
+		MaxNoteBytes:         DefaultMaxNoteBytes,
+		MaxBoundaryNoteBytes: DefaultMaxBoundaryNoteBytes,
 	}
 	if !reflect.DeepEqual(cfg.Engine, wantEngine) {
 		t.Errorf("Engine = %+v\nwant %+v", cfg.Engine, wantEngine)

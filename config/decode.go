@@ -31,7 +31,7 @@ const (
 // The keys of each table of the schema.
 var (
 	topKeys    = []string{"engine", "floor", "bots", "harness"}
-	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit"}
+	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit", "max_note_bytes", "max_boundary_note_bytes"}
 	floorKeys  = []string{"refuse_marks"}
 	botKeys    = []string{"behaviors", "ceiling", "grants", "retry_budget", "config"}
 )
@@ -251,6 +251,14 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 		case "memory_limit":
 			if n, ok := d.memoryLimit(p, v); ok {
 				cfg.Engine.MemoryLimit = n
+			}
+		case "max_note_bytes":
+			if n, ok := d.noteSize(p, v); ok {
+				cfg.Engine.MaxNoteBytes = n
+			}
+		case "max_boundary_note_bytes":
+			if n, ok := d.noteSize(p, v); ok {
+				cfg.Engine.MaxBoundaryNoteBytes = n
 			}
 		default:
 			d.unknown(p, engineKeys)

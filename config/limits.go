@@ -21,6 +21,9 @@ const (
 	// it off).
 	MinMemoryLimit = 64 << 20
 	MaxMemoryLimit = 1 << 40
+	// MaxNoteSize bounds engine.max_note_bytes and max_boundary_note_bytes:
+	// the data limit of any text leaving a behavior.
+	MaxNoteSize = 16 << 20
 )
 
 var memoryUnits = []struct {
@@ -70,6 +73,40 @@ func (d *decoder) memoryLimit(p path, v any) (int64, bool) {
 		return 0, false
 	case n > MaxMemoryLimit:
 		d.errorf(p, "want at most 1TiB, got %d bytes", n)
+		return 0, false
+	}
+	return n, true
+}
+
+// noteSize reads engine.max_note_bytes or max_boundary_note_bytes: a number
+// of bytes or a size like "64KiB", from 1 byte to 16MiB.
+func (d *decoder) noteSize(p path, v any) (int64, bool) {
+	const want = `want a size like "64KiB" or a number of bytes, from 1 to 16MiB`
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case string:
+		s := strings.TrimSpace(x)
+		scale := int64(0)
+		for _, u := range memoryUnits {
+			if strings.HasSuffix(s, u.suffix) {
+				s, scale = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.scale
+				break
+			}
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if scale == 0 || err != nil || f < 0 || f*float64(scale) > MaxNoteSize {
+			d.errorf(p, "%s, got %s", want, quote(x))
+			return 0, false
+		}
+		n = int64(f * float64(scale))
+	default:
+		d.errorf(p, "%s, got %s", want, tomlx.Describe(v))
+		return 0, false
+	}
+	if n < 1 || n > MaxNoteSize {
+		d.errorf(p, "%s, got %d bytes", want, n)
 		return 0, false
 	}
 	return n, true

@@ -33,6 +33,9 @@ type frame struct {
 	guard  *guardRun  // set while a tool guard runs
 	method *methodRun // set while a method handler runs
 	notes  *noteSink  // where notify goes while a boundary hook runs
+	// noted counts the bytes of the notes emitted on the frame's lineage
+	// outside a boundary hook (engine.max_boundary_note_bytes).
+	noted *int64
 	// retries counts the retries spent on the frame's lineage: nested
 	// chains share it, so one retry budget covers the lineage (R5.7).
 	retries *int
@@ -43,6 +46,7 @@ type frame struct {
 	// here: one allocation for the three.
 	ownThread  thread
 	ownRetries int
+	ownNoted   int64
 }
 
 // maxDepth bounds nested calls (tools and methods calling each other).
@@ -61,6 +65,7 @@ func newFrame(parent *frame, ctx context.Context, inst *Instance, r *registry, d
 	if parent == nil {
 		c.thread = &c.ownThread
 		c.retries = &c.ownRetries
+		c.noted = &c.ownNoted
 	}
 	return c
 }
@@ -75,6 +80,7 @@ func (f *frame) enter(c *frame) {
 		c.depth = f.depth + 1
 		c.notes = f.notes
 		c.retries = f.retries
+		c.noted = f.noted
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/attune-dev/attune/config"
 	lua "github.com/attune-dev/attune/internal/lua"
 
 	"github.com/attune-dev/attune/luabind"
@@ -191,6 +192,7 @@ func fAdmitRead(s *luabind.State) int {
 type noteSink struct {
 	notes []session.Note
 	phase string
+	bytes int64 // of the notes' text (engine.max_boundary_note_bytes)
 }
 
 func fNotify(s *luabind.State) int {
@@ -208,9 +210,11 @@ func fNotify(s *luabind.State) int {
 		}
 		kind = string(ks)
 	}
+	body := lua.LVAsString(s.L.ToStringMeta(text))
+	noteLimits(s, r, fr, int64(len(body)))
 	fr.effect()
 	ss := fr.inst.sess.Load()
-	n := session.Note{ID: ss.book.NewID(), Kind: kind, Text: lua.LVAsString(s.L.ToStringMeta(text)), Program: r.program}
+	n := session.Note{ID: ss.book.NewID(), Kind: kind, Text: body, Program: r.program}
 	ss.mu.Lock()
 	n.Turn, n.Round = ss.turn, ss.round
 	ss.mu.Unlock()
@@ -222,6 +226,35 @@ func fNotify(s *luabind.State) int {
 	}
 	s.L.Push(lua.LString(n.ID))
 	return 1
+}
+
+// noteLimits refuses a note over engine.max_note_bytes, or one that takes
+// what the program emitted at this boundary (or on this callback's lineage,
+// outside a boundary hook) over engine.max_boundary_note_bytes: a memory
+// error naming the program, before anything is stored or sent.
+func noteLimits(s *luabind.State, r *registry, fr *frame, n int64) {
+	cfg := fr.inst.e.cfg.Engine
+	most, boundary := cfg.MaxNoteBytes, cfg.MaxBoundaryNoteBytes
+	if most <= 0 {
+		most = config.DefaultMaxNoteBytes
+	}
+	if boundary <= 0 {
+		boundary = config.DefaultMaxBoundaryNoteBytes
+	}
+	if n > most {
+		s.L.RaiseError("memory: notify: program %s: a note of %d bytes is over engine.max_note_bytes (%d)", r.program, n, most)
+	}
+	count := fr.noted
+	if fr.notes != nil {
+		count = &fr.notes.bytes
+	}
+	if count == nil {
+		return
+	}
+	if *count+n > boundary {
+		s.L.RaiseError("memory: notify: program %s: its notes here come to %d bytes, over engine.max_boundary_note_bytes (%d)", r.program, *count+n, boundary)
+	}
+	*count += n
 }
 
 // emit commits notes to the book (in the order given) and the journal,

@@ -355,6 +355,7 @@ type chainState struct {
 	marks   []string
 
 	seq       int64 // nested call ids under callID
+	noted     int64 // bytes of the notes its callbacks emitted (frame.noted)
 	thread    *thread
 	callIDLV  lua.LValue
 	argsLV    lua.LValue // a string argument, boxed once (argsValue)
@@ -505,6 +506,9 @@ func (c *chain) frame(r *registry, d *decl) *frame {
 	c.parent.enter(fr)
 	fr.thread = c.thread
 	fr.retries = c.retries
+	if fr.noted == nil {
+		fr.noted = &c.noted
+	}
 	return fr
 }
 

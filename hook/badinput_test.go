@@ -58,9 +58,10 @@ const preBash = `{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"B
 // Bad input: a clear message on stderr, a safe answer as JSON, exit 0.
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	// not JSON, an unknown event: no decision
+	// not JSON names no event: the strictest answer, a deny of a tool call;
+	// an unknown event: no decision
 	code, m, stderr := hookRaw(t, dir, "not json")
-	if code != 0 || len(m) != 0 || !strings.Contains(stderr, "not a hook event") {
+	if d, _ := decision(m); code != 0 || d != "deny" || !strings.Contains(stderr, "not a hook event") {
 		t.Errorf("not JSON: %d %v %q", code, m, stderr)
 	}
 	code, m, stderr = hookRaw(t, dir, `{"hook_event_name":"Bogus","session_id":"s"}`)
@@ -114,7 +115,7 @@ end)`), 0o644)
 // A PreToolUse that names itself but cannot be read (no session_id, a field
 // of the wrong type) is a tool call attune cannot judge: deny it (fail
 // closed), as for a missing configuration. Input that is not even JSON
-// names no event: no decision.
+// names no event: it is denied as a tool call too (TestNamelessInputDenies).
 func TestBadToolPreDenies(t *testing.T) {
 	dir := t.TempDir()
 	for _, in := range []string{

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,8 +103,9 @@ guard.tool("claude/Bash", function(call, invoke)
 end)`})
 	addr := startServe(b, cfg)
 	url := "http://" + addr + HTTPPath
+	tok := serveToken(b, cfg)
 	post := func(event []byte) {
-		resp, err := http.Post(url, "application/json", bytes.NewReader(event))
+		resp, err := postWith(url, tok, "application/json", event)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -268,7 +268,7 @@ end)`})
 	if err := UninstallClaude(settings); err != nil {
 		t.Fatal(err)
 	}
-	if err := InstallClaude(settings, Install{HTTP: addr}); err != nil {
+	if err := InstallClaude(settings, Install{HTTP: addr, Token: serveToken(t, p.cfg)}); err != nil {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(p.dir, "ran")

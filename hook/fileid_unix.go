@@ -21,3 +21,12 @@ func fileID(path string) (dev, ino uint64, ok bool) {
 	}
 	return uint64(st.Dev), st.Ino, true
 }
+
+// fileOwner is the user id owning a file.
+func fileOwner(fi os.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}

@@ -1,9 +1,7 @@
 package hook
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +67,8 @@ type Runtime struct {
 	mu    sync.Mutex
 	tools map[string]string // path -> effects registered, joined
 	cwds  map[string]string // instance id -> the session's working folder (reads run there)
+
+	warmSet warmSet // hook serve's warm sessions (serve.go)
 }
 
 // Options open a Runtime.
@@ -148,20 +148,32 @@ func (r *Runtime) Engine() *engine.Engine { return r.e }
 
 // Handle answers one event read by d. It never fails: a problem is written
 // to the runtime's stderr and answered safely (Failure).
-func (r *Runtime) Handle(ctx context.Context, d Dialect, ev Event) Answer {
+//
+// fail_open is about script errors only (toolPre): an event the runtime
+// itself could not handle (its store, its lock, its time, a crash) is a
+// tool call nothing judged, denied whatever fail_open says.
+func (r *Runtime) Handle(ctx context.Context, d Dialect, ev Event) (a Answer) {
 	h := r.cfg.Hook(d.Name())
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("internal error: %v", p)
+			fmt.Fprintf(r.log, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
+			a = Failure(ev, err, false)
+		}
+	}()
 	// every record of the event's steps carries harness = {name, event}
 	ctx = engine.WithHarness(ctx, engine.Harness{Name: d.Name(), Event: ev.fields()})
 	a, err := r.handle(ctx, d, h, ev)
 	if err != nil {
 		fmt.Fprintf(r.log, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
-		return Failure(ev, err, h.FailOpen)
+		return Failure(ev, err, false)
 	}
 	return tighten(CapsOf(d), ev, a)
 }
 
 // Failure is the safe answer to an event attune could not handle: a
-// refused tool call unless failOpen (then a warning for the user).
+// refused tool call unless failOpen (then a warning for the user); callers
+// pass failOpen only for a script's error.
 func Failure(ev Event, err error, failOpen bool) Answer {
 	msg := "attune: " + err.Error()
 	if ev.Kind == ToolPre && !failOpen {
@@ -170,41 +182,12 @@ func Failure(ev Event, err error, failOpen bool) Answer {
 	return Answer{SystemMessage: msg}
 }
 
-// Oversize reads the event's name from the start of an event too large to
-// read whole (data is its first MaxEvent+1 bytes; the agents write the name
-// before the tool's input), so that a tool call it names is denied
-// (BadEvent) rather than let through unjudged. Event{} when the name is
-// not found.
-func Oversize(d Dialect, data []byte) Event {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return Event{}
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return Event{}
-		}
-		if k == "hook_event_name" {
-			var name string
-			if dec.Decode(&name) != nil {
-				return Event{}
-			}
-			ev, _ := d.Parse(marshal(map[string]string{"hook_event_name": name}))
-			return ev
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return Event{}
-		}
-	}
-	return Event{}
-}
-
-// BadEvent is the answer to input the dialect cannot read as an event: a
-// tool call it names (PreToolUse with no session_id, a field of the wrong
-// type) is denied, since attune cannot judge it (fail closed); anything
-// else, input that names no event included, gets no decision.
+// BadEvent is the answer to input the dialect cannot read as an event (ev
+// is what Read says it names): a tool call it names (PreToolUse with no
+// session_id, a field of the wrong type, input too deep, too large or not
+// JSON) is denied, since attune cannot judge it (fail closed), and so is
+// input that names no event at all (Read gives Strict); an event of
+// another kind gets no decision.
 func BadEvent(ev Event, err error) Answer {
 	if ev.Kind == ToolPre {
 		return Failure(ev, err, false)
@@ -247,6 +230,11 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 	}
 	if !r.warm || ev.Kind == SessionEnd {
 		inst.Stop()
+	}
+	if r.warm && ev.Kind == SessionEnd && id == main {
+		r.forgetWarm(main)
+	} else if r.warm {
+		r.touchWarm(main, id)
 	}
 	return a, err
 }

@@ -1,15 +1,15 @@
 package hook
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // ClaudeEvents returns the Claude Code events attune maps, in the order an
@@ -20,12 +20,15 @@ func ClaudeEvents() []string { return slices.Clone(claudeEvents) }
 var claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
 	"Stop", "SubagentStart", "SubagentStop", "PreCompact", "SessionEnd"}
 
-// toolEvents take a matcher (the tool name pattern).
-var toolEvents = map[string]bool{"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true}
-
 // HTTPPath is the path `hook serve claude` answers and `hook install
 // --http` points at; it also marks an http entry as attune's.
 const HTTPPath = "/attune/hook/claude"
+
+// HookTimeout is the timeout an install writes for each entry: attune's
+// own answer deadline (DefaultTimeout) and a margin, so attune denies a
+// call it cannot judge in time before the harness gives up on it (a
+// harness that times a hook out lets the call run).
+const HookTimeout = DefaultTimeout + 5*time.Second
 
 // Install describes the hook entries to write.
 type Install struct {
@@ -34,141 +37,268 @@ type Install struct {
 	// Config is the configuration (absolute); "" leaves it to discovery.
 	Config string
 	// HTTP, when set (127.0.0.1:PORT), installs http entries for
-	// `attune hook serve` instead of commands.
+	// `attune hook serve` instead of commands (Claude Code only).
 	HTTP string
+	// Token is the secret of `hook serve`, sent by every http entry as
+	// the X-Attune-Token header; "" sends none.
+	Token string
 }
 
-// entry is one hook entry of ours.
-func (in Install) entry() map[string]any {
-	if in.HTTP != "" {
-		return map[string]any{"type": "http", "url": "http://" + in.HTTP + HTTPPath}
-	}
-	windows := runtime.GOOS == "windows"
-	cmd := commandPath(in.Binary, windows) + " hook claude"
-	if in.Config != "" {
-		cmd += " --config " + commandPath(in.Config, windows)
-	}
-	return map[string]any{"type": "command", "command": cmd}
+// Harnesses lists the harnesses `hook install` writes entries for.
+func Harnesses() []string { return []string{"claude", "codex", "copilot", "cursor", "gemini"} }
+
+// Scope is where an install writes: the project's shared file, the
+// project's local (unshared) file, or the user's own configuration.
+type Scope int
+
+const (
+	// ScopeProject is the project's file, shared with the repository.
+	ScopeProject Scope = iota
+	// ScopeLocal is the project's local file (Claude Code's
+	// .claude/settings.local.json, which is not checked in).
+	ScopeLocal
+	// ScopeUser is the user's own configuration, for every project.
+	ScopeUser
+)
+
+// Where names the directories a hook file's path is found from.
+type Where struct {
+	// Project is the project folder (absolute).
+	Project string
+	// Home is the user's home folder.
+	Home string
+	// Getenv reads the environment (CLAUDE_CONFIG_DIR, CODEX_HOME,
+	// COPILOT_HOME, GEMINI_CLI_HOME); nil reads nothing.
+	Getenv func(string) string
 }
 
-// ours reports whether a hook entry was written by attune.
-func ours(h any) bool {
-	m, ok := h.(map[string]any)
+func (w Where) env(k string) string {
+	if w.Getenv == nil {
+		return ""
+	}
+	return w.Getenv(k)
+}
+
+// HookFile returns the file a harness reads its hooks from for a scope:
+//
+//	claude   .claude/settings.json, .claude/settings.local.json (local), ~/.claude/settings.json (user; $CLAUDE_CONFIG_DIR/settings.json when set)
+//	codex    .codex/hooks.json, $CODEX_HOME/hooks.json (user; CODEX_HOME defaults to ~/.codex)
+//	gemini   .gemini/settings.json, ~/.gemini/settings.json (user; GEMINI_CLI_HOME stands for ~)
+//	copilot  .github/hooks/attune.json, $COPILOT_HOME/hooks/attune.json (user; default ~/.copilot)
+//	cursor   .cursor/hooks.json, ~/.cursor/hooks.json (user)
+//
+// Only Claude Code has a local scope.
+func HookFile(harness string, scope Scope, w Where) (string, error) {
+	if _, ok := harnessSpecs(harness); !ok {
+		return "", fmt.Errorf("no hook install for %q (want one of %s)", harness, strings.Join(Harnesses(), ", "))
+	}
+	if scope == ScopeLocal && harness != "claude" {
+		return "", fmt.Errorf("%s has no local settings file: install into the project (the default) or --user", harness)
+	}
+	if scope == ScopeUser && w.Home == "" && !(harness == "codex" && w.env("CODEX_HOME") != "") && !(harness == "copilot" && w.env("COPILOT_HOME") != "") && !(harness == "gemini" && w.env("GEMINI_CLI_HOME") != "") && !(harness == "claude" && w.env("CLAUDE_CONFIG_DIR") != "") {
+		return "", errors.New("no home folder to install into (HOME is not set)")
+	}
+	if scope != ScopeUser && w.Project == "" {
+		return "", errors.New("no project folder to install into")
+	}
+	user := scope == ScopeUser
+	switch harness {
+	case "claude":
+		if user {
+			if d := w.env("CLAUDE_CONFIG_DIR"); d != "" { // Claude Code's own folder, moved
+				return filepath.Join(d, "settings.json"), nil
+			}
+			return filepath.Join(w.Home, ".claude", "settings.json"), nil
+		}
+		if scope == ScopeLocal {
+			return filepath.Join(w.Project, ".claude", "settings.local.json"), nil
+		}
+		return filepath.Join(w.Project, ".claude", "settings.json"), nil
+	case "codex":
+		if user {
+			return filepath.Join(codexHome(w), "hooks.json"), nil
+		}
+		return filepath.Join(w.Project, ".codex", "hooks.json"), nil
+	case "gemini":
+		if user {
+			home := w.env("GEMINI_CLI_HOME") // Gemini CLI's stand-in for the home folder
+			if home == "" {
+				home = w.Home
+			}
+			return filepath.Join(home, ".gemini", "settings.json"), nil
+		}
+		return filepath.Join(w.Project, ".gemini", "settings.json"), nil
+	case "copilot":
+		if user {
+			home := w.env("COPILOT_HOME")
+			if home == "" {
+				home = filepath.Join(w.Home, ".copilot")
+			}
+			return filepath.Join(home, "hooks", "attune.json"), nil
+		}
+		return filepath.Join(w.Project, ".github", "hooks", "attune.json"), nil
+	default: // cursor
+		if user {
+			return filepath.Join(w.Home, ".cursor", "hooks.json"), nil
+		}
+		return filepath.Join(w.Project, ".cursor", "hooks.json"), nil
+	}
+}
+
+// codexHome is $CODEX_HOME, else ~/.codex.
+func codexHome(w Where) string {
+	if h := w.env("CODEX_HOME"); h != "" {
+		return h
+	}
+	return filepath.Join(w.Home, ".codex")
+}
+
+// Installed says what an install or uninstall changed.
+type Installed struct {
+	// File is the hook file written (the target of a link).
+	File string
+	// Events are the events that have attune's entry (install) or lost
+	// it (uninstall), in the file's terms.
+	Events []string
+	// Trust is the file trust entries were written to or removed from
+	// (Codex's config.toml), "" when none were.
+	Trust string
+	// Unchanged is set when the file already said what was asked.
+	Unchanged bool
+}
+
+// InstallHooks writes attune's entries for every event the harness maps
+// into its hook file at path (see HookFile), merging: the user's own hooks
+// and settings stay byte for byte, attune's earlier entries are replaced
+// where they stood. The entries before a tool call fail closed: Claude
+// Code's carries onFailure "block"; the others' commands turn a missing,
+// crashed or killed attune into the harness's blocking exit code. A file
+// it cannot parse, or of a shape it does
+// not expect, is refused and left as it was.
+//
+// For Codex, w locates $CODEX_HOME/config.toml, where the entries are
+// trusted (Codex runs no hook it was not told to trust).
+func InstallHooks(harness, path string, in Install, w Where) (Installed, error) {
+	spec, ok := harnessSpecs(harness)
 	if !ok {
-		return false
+		return Installed{}, fmt.Errorf("no hook install for %q (want one of %s)", harness, strings.Join(Harnesses(), ", "))
 	}
-	if u, ok := m["url"].(string); ok && strings.HasSuffix(u, HTTPPath) {
-		return true
+	if in.HTTP != "" && harness != "claude" {
+		return Installed{}, fmt.Errorf("--http installs `attune hook serve claude` entries, which only Claude Code calls; %s runs commands", harness)
 	}
-	c, _ := m["command"].(string)
-	return strings.Contains(c, "attune") && strings.Contains(c, " hook claude")
+	if in.HTTP == "" {
+		if in.Binary == "" || !filepath.IsAbs(in.Binary) {
+			return Installed{}, fmt.Errorf("the attune binary %q is not an absolute path", in.Binary)
+		}
+		if err := CheckBinary(in.Binary); err != nil {
+			return Installed{}, err
+		}
+		if !strings.Contains(in.Binary, "attune") {
+			// attune's entries are known by their command: `...attune...
+			// hook DIALECT`
+			return Installed{}, fmt.Errorf("the binary %s does not have attune in its path, so its entries could not be told from the user's own: install it (or a link to it) under a name with attune in it", in.Binary)
+		}
+	}
+	return spec.edit(path, &in, w)
+}
+
+// UninstallHooks removes attune's entries (and only them) from the
+// harness's hook file at path; for Codex, their trust entries too. A
+// missing file is nothing to remove.
+func UninstallHooks(harness, path string, w Where) (Installed, error) {
+	spec, ok := harnessSpecs(harness)
+	if !ok {
+		return Installed{}, fmt.Errorf("no hook uninstall for %q (want one of %s)", harness, strings.Join(Harnesses(), ", "))
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return Installed{File: path, Unchanged: true}, nil
+	}
+	return spec.edit(path, nil, w)
 }
 
 // InstallClaude writes attune's entries for every mapped event into the
-// Claude Code settings file at path (merging: the user's own hooks and
-// settings stay; attune's earlier entries are replaced).
+// Claude Code settings file at path (InstallHooks for claude).
 func InstallClaude(path string, in Install) error {
-	return editSettings(path, func(hooks map[string]any) {
-		strip(hooks)
-		for _, ev := range claudeEvents {
-			group := map[string]any{"hooks": []any{in.entry()}}
-			if toolEvents[ev] {
-				group["matcher"] = "*"
-			}
-			list, _ := hooks[ev].([]any)
-			hooks[ev] = append(list, group)
-		}
-	})
+	if in.HTTP == "" && in.Binary != "" && !filepath.IsAbs(in.Binary) {
+		return fmt.Errorf("the attune binary %q is not an absolute path", in.Binary)
+	}
+	spec, _ := harnessSpecs("claude")
+	_, err := spec.edit(path, &in, Where{})
+	return err
 }
 
 // UninstallClaude removes attune's entries (and only them) from the
 // settings file at path.
 func UninstallClaude(path string) error {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return editSettings(path, strip)
+	_, err := UninstallHooks("claude", path, Where{})
+	return err
 }
 
-// strip removes attune's entries, then groups and events left empty.
-func strip(hooks map[string]any) {
-	for ev, v := range hooks {
-		groups, ok := v.([]any)
-		if !ok {
-			continue
-		}
-		var keep []any
-		for _, g := range groups {
-			gm, ok := g.(map[string]any)
-			if !ok {
-				keep = append(keep, g)
-				continue
-			}
-			hs, ok := gm["hooks"].([]any)
-			if !ok {
-				keep = append(keep, g)
-				continue
-			}
-			var left []any
-			for _, h := range hs {
-				if !ours(h) {
-					left = append(left, h)
-				}
-			}
-			if len(left) == 0 {
-				continue
-			}
-			gm["hooks"] = left
-			keep = append(keep, gm)
-		}
-		if len(keep) == 0 {
-			delete(hooks, ev)
-		} else {
-			hooks[ev] = keep
+// CheckBinary refuses an attune binary that will not be there when the
+// harness runs the hooks: go run's build (in Go's build cache, trimmed
+// later, or a temporary folder deleted when go run ends) or any binary in
+// a temporary folder. Every hook would then fail, and a harness that
+// treats a failed hook as non-blocking would run every call unjudged.
+func CheckBinary(bin string) error {
+	paths := []string{bin}
+	if real, err := filepath.EvalSymlinks(bin); err == nil && real != bin {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		if why := transientPath(p); why != "" {
+			return fmt.Errorf("this attune (%s) is %s, so every hook would fail once it is gone; build attune where it stays (go install github.com/attune-dev/attune/cmd/attune@latest, or go build -o ~/bin/attune ./cmd/attune) and install with that binary", bin, why)
 		}
 	}
+	return nil
 }
 
-func editSettings(path string, edit func(hooks map[string]any)) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real // a link (a dotfiles folder) stays a link: its file is edited
+// transientPath says why a binary at p will not outlive the install, or "".
+func transientPath(p string) string {
+	slash := filepath.ToSlash(strings.ReplaceAll(p, `\`, "/"))
+	if strings.Contains(slash, "/go-build") {
+		return "go run's build in a go-build folder"
 	}
-	settings := map[string]any{}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return err
-	case len(bytes.TrimSpace(data)) > 0:
-		if err := json.Unmarshal(data, &settings); err != nil {
-			return fmt.Errorf("%s is not JSON (%v): fix it or move it away, then install again", path, err)
+	var dirs []string
+	if c := os.Getenv("GOCACHE"); c != "" && c != "off" {
+		dirs = append(dirs, c)
+	}
+	if c, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(c, "go-build"))
+	}
+	for _, d := range dirs {
+		if within(p, d) {
+			return "in Go's build cache (" + d + "), which go clean and its trimming remove"
 		}
 	}
-	hooks, ok := settings["hooks"].(map[string]any)
-	if !ok {
-		if settings["hooks"] != nil {
-			return fmt.Errorf("%s: \"hooks\" is not an object", path)
+	temps := []string{os.TempDir(), os.Getenv("TMPDIR"), os.Getenv("TMP"), os.Getenv("TEMP")}
+	if runtime.GOOS != "windows" {
+		temps = append(temps, "/tmp", "/var/tmp", "/dev/shm", "/private/tmp", "/private/var/folders", "/var/folders")
+	}
+	for _, d := range temps {
+		if d != "" && within(p, d) {
+			return "in a temporary folder (" + d + ")"
 		}
-		hooks = map[string]any{}
 	}
-	edit(hooks)
-	if len(hooks) == 0 {
-		delete(settings, "hooks")
-	} else {
-		settings["hooks"] = hooks
+	return ""
+}
+
+// within reports whether p lies under dir (either may be a link's name).
+func within(p, dir string) bool {
+	for _, d := range []string{dir, evalOr(dir)} {
+		for _, q := range []string{p, evalOr(p)} {
+			if rel, err := filepath.Rel(filepath.Clean(d), filepath.Clean(q)); err == nil && rel != "." && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
+				return true
+			}
+		}
 	}
-	out, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
-		return err
+	return false
+}
+
+func evalOr(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".attune-tmp"
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return p
 }
 
 // commandPath spells a path in a hook command. Claude Code runs a command
@@ -193,3 +323,60 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// hookCommand is the command that runs `attune hook DIALECT`.
+func hookCommand(in *Install, dialect string, windows bool) string {
+	cmd := commandPath(in.Binary, windows) + " hook " + dialect
+	if in.Config != "" {
+		cmd += " --config " + commandPath(in.Config, windows)
+	}
+	return cmd
+}
+
+// failClosedCommand runs `attune hook DIALECT` so that its failure is the
+// harness's blocking exit code 2: attune answers every event with exit 0
+// (a deny included), so only a missing binary (127), a crash or a signal
+// reaches `|| ...`, which says so on stderr (the reason the harness shows)
+// and exits 2. The wrapper runs in /bin/sh whatever the user's shell is
+// (Codex runs hooks with $SHELL -lc); on Windows, where the harnesses use
+// cmd.exe, PowerShell or bash, `|| exit 2` reads the same in each.
+func failClosedCommand(in *Install, dialect string, windows bool) string {
+	run := hookCommand(in, dialect, windows)
+	if windows {
+		return run + " || exit 2"
+	}
+	inner := run + ` || { echo "attune hook ` + dialect + ` failed (exit $?): the call is refused until attune runs again; see attune hook install ` + dialect + `" >&2; exit 2; }`
+	return "/bin/sh -c " + shellQuote(inner)
+}
+
+// isOurs reports whether a hook handler (decoded) was written by attune for
+// the dialect: its command runs `attune ... hook DIALECT`, or its url is
+// attune's http path.
+func isOurs(h any, dialect string) bool {
+	m, ok := h.(map[string]any)
+	if !ok {
+		return false
+	}
+	if u, ok := m["url"].(string); ok && strings.HasSuffix(u, HTTPPath) {
+		return true
+	}
+	for _, k := range []string{"command", "bash", "powershell"} {
+		c, _ := m[k].(string)
+		if !strings.Contains(c, "attune") {
+			continue
+		}
+		for rest := c; ; {
+			i := strings.Index(rest, " hook "+dialect)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(" hook "+dialect):]
+			if rest == "" || strings.ContainsAny(rest[:1], " '\"\t;|&") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

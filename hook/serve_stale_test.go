@@ -12,10 +12,10 @@ import (
 )
 
 // postEvent sends one event to `attune hook serve` and decodes the answer.
-func postEvent(t *testing.T, url string, event any) map[string]any {
+func postEvent(t *testing.T, url, token string, event any) map[string]any {
 	t.Helper()
 	in, _ := json.Marshal(event)
-	resp, err := http.Post(url, "application/json", bytes.NewReader(in))
+	resp, err := postWith(url, token, "application/json", in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,6 +25,29 @@ func postEvent(t *testing.T, url string, event any) map[string]any {
 		t.Fatalf("hook serve: %d %v", resp.StatusCode, err)
 	}
 	return m
+}
+
+// postWith POSTs body with the token and content type given.
+func postWith(url, token, contentType string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	if token != "" {
+		req.Header.Set(TokenHeader, token)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// serveToken is the secret of the `hook serve` of the configuration cfg.
+func serveToken(t testing.TB, cfg string) string {
+	t.Helper()
+	tok, err := LoadToken(filepath.Dir(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 func contextOf(a map[string]any) string {
@@ -44,13 +67,14 @@ func TestServeSeesOtherProcesses(t *testing.T) {
 	cfgPath := filepath.Join(dir, "attune.toml")
 	os.WriteFile(cfgPath, []byte("[engine]\npacks = [\"packs/p\"]\n"+mainBot), 0o644)
 	url := "http://" + startServe(t, cfgPath) + HTTPPath
-	if c := contextOf(postEvent(t, url, map[string]any{"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "one"})); c != "turn 1" {
+	tok := serveToken(t, cfgPath)
+	if c := contextOf(postEvent(t, url, tok, map[string]any{"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "one"})); c != "turn 1" {
 		t.Fatalf("prompt through serve: context %q", c)
 	}
 	// a command hook of the same session ends the turn
 	runHook(t, cfgPath, map[string]any{"hook_event_name": "Stop", "session_id": "s", "last_assistant_message": "done"})
 	// serve's next event comes without a turn: it opens turn 2
-	a := postEvent(t, url, map[string]any{"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_use_id": "t1", "tool_input": map[string]any{"command": "ls"}})
+	a := postEvent(t, url, tok, map[string]any{"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash", "tool_use_id": "t1", "tool_input": map[string]any{"command": "ls"}})
 	if c := contextOf(a); c != "turn 2" {
 		t.Fatalf("serve after another process ended the turn: context %q, want the note of turn 2", c)
 	}
@@ -59,7 +83,7 @@ func TestServeSeesOtherProcesses(t *testing.T) {
 		t.Fatalf("serve left a reach: %v", err)
 	}
 	runHook(t, cfgPath, map[string]any{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_use_id": "t1", "tool_input": map[string]any{"command": "ls"}, "tool_response": map[string]any{}})
-	postEvent(t, url, map[string]any{"hook_event_name": "Stop", "session_id": "s", "last_assistant_message": "done"})
+	postEvent(t, url, tok, map[string]any{"hook_event_name": "Stop", "session_id": "s", "last_assistant_message": "done"})
 	entries := journalOf(t, cfgPath, "s")
 	var turns []int
 	var kinds []string

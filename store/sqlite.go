@@ -196,10 +196,25 @@ func sqliteDSN(abs, sync, extra string) string {
 // sqliteCheckFile refuses, before SQLite touches it, a file that exists and
 // does not start as a SQLite database does, and creates a missing file with
 // mode 0600 (SQLite gives its -wal and -shm files the same mode).
+//
+// A new store is created whole: its schema is written into a file of
+// another name, which is then linked to the store's name, which fails if
+// the name exists. So processes opening a new store at once never see it
+// empty (each either links its own or opens the one linked first), and an
+// empty file at the name is never one attune left.
 func sqliteCheckFile(path, abs string) error {
+	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+		linked, err := sqliteCreate(abs)
+		if err != nil {
+			return err
+		}
+		if linked {
+			return nil
+		}
+	}
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
-		return f.Close()
+		return f.Close() // no links here (sqliteCreate): the old way
 	}
 	if !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("store: %w", err)
@@ -228,6 +243,57 @@ func sqliteCheckFile(path, abs string) error {
 		return notAttuneStore(path, "file is not a database")
 	}
 	return nil
+}
+
+// sqliteCreate writes a new store's schema into a file beside abs and links
+// it to abs: linked is false when abs exists by then (another process made
+// it) or the file system has no links (then the caller creates the file;
+// concurrent first opens are then as safe as that file system allows).
+func sqliteCreate(abs string) (linked bool, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".new-*")
+	if err != nil {
+		return false, fmt.Errorf("store: %w", err)
+	}
+	name := tmp.Name()
+	tmp.Close()
+	defer os.Remove(name)
+	db, err := sql.Open("sqlite", sqliteDSN(name, "FULL", ""))
+	if err != nil {
+		return false, fmt.Errorf("store: create %s: %w", abs, err)
+	}
+	err = func() error {
+		defer db.Close()
+		tx, err := db.Begin()
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := sqliteSchemaTx(context.Background(), tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}()
+	if err != nil {
+		return false, fmt.Errorf("store: create %s: %w", abs, err)
+	}
+	// abs exists by now (another process linked first), or the file
+	// system has no links (FAT, some shares): either way the caller opens
+	// or creates abs the old way
+	return os.Link(name, abs) == nil, nil
+}
+
+// sqliteSchemaTx writes attune's schema, application id and version.
+func sqliteSchemaTx(ctx context.Context, tx *sql.Tx) error {
+	for _, stmt := range sqliteSchema {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, sqliteApplicationID)); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, sqliteSchemaVersion))
+	return err
 }
 
 func notAttuneStore(path, why string) error {
@@ -270,15 +336,7 @@ func (s *SQLite) init(ctx context.Context) error {
 	case appID == sqliteApplicationID:
 		return fmt.Errorf("store: %s has schema version %d, which this attune cannot read", s.path, version)
 	case appID == 0 && version == 0 && objects == 0:
-		for _, stmt := range sqliteSchema {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return s.openError(err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, sqliteApplicationID)); err != nil {
-			return s.openError(err)
-		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, sqliteSchemaVersion)); err != nil {
+		if err := sqliteSchemaTx(ctx, tx); err != nil {
 			return s.openError(err)
 		}
 		if err := tx.Commit(); err != nil {

@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/hook"
@@ -22,10 +21,12 @@ import (
 
 const hookUsage = `usage:
   attune hook DIALECT [--config FILE] [--timeout D]   answer one hook event (stdin -> stdout)
-  attune hook install DIALECT [--project DIR] [--config FILE] [--http ADDR]
-  attune hook uninstall DIALECT [--project DIR]
+  attune hook install HARNESS [--project DIR | --user | --local] [--config FILE] [--binary PATH] [--http ADDR]
+  attune hook uninstall HARNESS [--project DIR | --user | --local]
   attune hook serve DIALECT --listen 127.0.0.1:PORT [--config FILE] [--listen-any]
-DIALECT is claude, codex, cursor or gemini. The configuration is --config, else
+DIALECT is claude, codex, cursor or gemini; HARNESS is claude, codex, copilot,
+cursor or gemini (install writes its own hook file; --user the user's own,
+--local Claude Code's .claude/settings.local.json). The configuration is --config, else
 $ATTUNE_CONFIG, else attune.toml in $CLAUDE_PROJECT_DIR or the working directory.
 `
 
@@ -63,13 +64,16 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
-	data, err := io.ReadAll(io.LimitReader(stdin, hook.MaxEvent+1))
+	// the timeout runs from the start: an event that does not arrive whole
+	// in time is answered as what its start names (a tool call: deny)
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	data, err := hook.ReadInput(ctx, stdin)
 	var ev hook.Event
-	if err == nil && len(data) > hook.MaxEvent {
-		err = fmt.Errorf("the event is larger than %d bytes", hook.MaxEvent)
-		ev = hook.Oversize(d, data)
-	} else if err == nil {
-		ev, err = d.Parse(data)
+	if err != nil {
+		ev = hook.Named(d, data)
+	} else {
+		ev, err = hook.Read(d, data)
 	}
 	if err != nil {
 		// not an event attune can act on: say so; deny a tool call it names
@@ -81,10 +85,17 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
 	done := make(chan hook.Answer, 1)
-	go func() { done <- answerEvent(ctx, d, ev, *cfgFlag, stderr) }()
+	go func() {
+		defer func() {
+			if p := recover(); p != nil { // a crash is a tool call nothing judged
+				err := fmt.Errorf("internal error: %v", p)
+				fmt.Fprintf(stderr, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
+				done <- hook.Failure(ev, err, false)
+			}
+		}()
+		done <- answerEvent(ctx, d, ev, *cfgFlag, stderr)
+	}()
 	var a hook.Answer
 	select {
 	case a = <-done:
@@ -137,26 +148,76 @@ func dialectArg(what string, args []string, stderr io.Writer) (string, []string,
 	return args[0], args[1:], true
 }
 
+// installArg reads the HARNESS argument of install and uninstall.
+func installArg(what string, args []string, stderr io.Writer) (string, []string, bool) {
+	if len(args) == 0 || !slices.Contains(hook.Harnesses(), args[0]) {
+		got := "nothing"
+		if len(args) > 0 {
+			got = fmt.Sprintf("%q", args[0])
+		}
+		fmt.Fprintf(stderr, "attune hook %s: want the harness (%s), got %s\n", what, strings.Join(hook.Harnesses(), ", "), got)
+		return "", nil, false
+	}
+	return args[0], args[1:], true
+}
+
+// installScope reads --user and --local.
+func installScope(harness string, user, local bool) (hook.Scope, error) {
+	switch {
+	case user && local:
+		return 0, errors.New("--user and --local name different files: give one")
+	case user:
+		return hook.ScopeUser, nil
+	case local && harness != "claude":
+		return 0, fmt.Errorf("--local is Claude Code's .claude/settings.local.json; %s has no local settings file", harness)
+	case local:
+		return hook.ScopeLocal, nil
+	}
+	return hook.ScopeProject, nil
+}
+
+// installWhere is where the hook files of a project and of this user are.
+func installWhere(project string) (hook.Where, error) {
+	dir, err := filepath.Abs(project)
+	if err != nil {
+		return hook.Where{}, err
+	}
+	home, _ := os.UserHomeDir()
+	return hook.Where{Project: dir, Home: home, Getenv: os.Getenv}, nil
+}
+
 func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
-	_, args, ok := dialectArg("install", args, stderr)
+	harness, args, ok := installArg("install", args, stderr)
 	if !ok {
 		return 2
 	}
-	fs := flag.NewFlagSet("attune hook install claude", flag.ContinueOnError)
+	fs := flag.NewFlagSet("attune hook install "+harness, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	project := fs.String("project", ".", "the project whose .claude/settings.json gets the entries")
-	cfgFlag := fs.String("config", "", "the attune configuration (default: attune.toml in the project)")
-	httpAddr := fs.String("http", "", "install http entries for `attune hook serve claude --listen ADDR` instead of commands")
+	project := fs.String("project", ".", "the project whose hook file gets the entries")
+	user := fs.Bool("user", false, "install into this user's own configuration of the harness (every project)")
+	local := fs.Bool("local", false, "install into .claude/settings.local.json, the project's unshared Claude Code settings")
+	cfgFlag := fs.String("config", "", "the attune configuration (default: attune.toml in the project; with --user, the one each project has)")
+	httpAddr := fs.String("http", "", "install http entries for `attune hook serve claude --listen ADDR` instead of commands (claude)")
+	binary := fs.String("binary", "", "the attune binary the hooks run (default: this one)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	dir, err := filepath.Abs(*project)
+	scope, err := installScope(harness, *user, *local)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook install:", err)
+		return 2
+	}
+	where, err := installWhere(*project)
 	if err != nil {
 		fmt.Fprintln(stderr, "attune hook install:", err)
 		return 1
 	}
 	in := hook.Install{HTTP: *httpAddr}
 	if in.HTTP != "" {
+		if harness != "claude" {
+			fmt.Fprintf(stderr, "attune hook install: --http is for Claude Code (attune hook serve claude); %s runs hook commands\n", harness)
+			return 2
+		}
 		if _, port, err := net.SplitHostPort(in.HTTP); err != nil || !validPort(port) {
 			fmt.Fprintf(stderr, "attune hook install: --http %s: want 127.0.0.1:PORT, the address `attune hook serve claude --listen` answers on\n", in.HTTP)
 			return 2
@@ -169,46 +230,108 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "attune hook install: --http %s: not a loopback address; install writes only loopback hook URLs (127.0.0.1 or ::1), since hook answers decide what the agent may run\n", in.HTTP)
 			return 2
 		}
-	} else {
-		cfg := *cfgFlag
-		if cfg == "" {
-			cfg = filepath.Join(dir, config.DefaultFile)
-		}
-		if in.Config, err = filepath.Abs(cfg); err != nil {
+		// the secret `hook serve` requires, beside the project's configuration
+		if in.Token, err = hook.LoadToken(where.Project); err != nil {
 			fmt.Fprintln(stderr, "attune hook install:", err)
 			return 1
 		}
-		if _, err := config.Load(in.Config); err != nil {
-			fmt.Fprintf(stderr, "attune hook install: %v\n", err)
-			return 1
+	} else {
+		cfg := *cfgFlag
+		if cfg == "" && scope != hook.ScopeUser {
+			cfg = filepath.Join(where.Project, config.DefaultFile)
 		}
-		if in.Binary, err = os.Executable(); err != nil {
-			fmt.Fprintln(stderr, "attune hook install: cannot find this attune binary:", err)
+		if cfg != "" {
+			if in.Config, err = filepath.Abs(cfg); err != nil {
+				fmt.Fprintln(stderr, "attune hook install:", err)
+				return 1
+			}
+			if _, err := config.Load(in.Config); err != nil {
+				fmt.Fprintf(stderr, "attune hook install: %v\n", err)
+				return 1
+			}
+		}
+		in.Binary = *binary
+		if in.Binary == "" {
+			if in.Binary, err = os.Executable(); err != nil {
+				fmt.Fprintln(stderr, "attune hook install: cannot find this attune binary:", err)
+				return 1
+			}
+		}
+		if in.Binary, err = filepath.Abs(in.Binary); err != nil {
+			fmt.Fprintln(stderr, "attune hook install:", err)
 			return 1
 		}
 		if err := installableBinary(in.Binary); err != nil {
 			fmt.Fprintln(stderr, "attune hook install:", err)
 			return 1
 		}
+		if st, err := os.Stat(in.Binary); err != nil || st.IsDir() {
+			fmt.Fprintf(stderr, "attune hook install: --binary %s: no such program\n", in.Binary)
+			return 1
+		}
 	}
-	settings := filepath.Join(dir, ".claude", "settings.json")
-	if err := hook.InstallClaude(settings, in); err != nil {
+	file, err := hook.HookFile(harness, scope, where)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook install:", err)
+		return 2
+	}
+	res, err := hook.InstallHooks(harness, file, in, where)
+	if err != nil {
 		fmt.Fprintln(stderr, "attune hook install:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "attune hooks installed in %s (%d events)\n", settings, len(hook.ClaudeEvents()))
+	if res.Unchanged {
+		fmt.Fprintf(stdout, "attune hooks already installed in %s (%d events: %s)\n", res.File, len(res.Events), strings.Join(res.Events, ", "))
+	} else {
+		fmt.Fprintf(stdout, "attune hooks installed in %s (%d events: %s)\n", res.File, len(res.Events), strings.Join(res.Events, ", "))
+	}
+	if res.Trust != "" {
+		fmt.Fprintf(stdout, "trusted in %s ([hooks.state] trusted_hash for each entry)\n", res.Trust)
+	}
+	if in.HTTP == "" {
+		fmt.Fprintf(stdout, "hooks run: %s\n", in.Binary)
+	}
+	for _, n := range append(configNotes(in), harnessNotes(harness, scope, where)...) {
+		fmt.Fprintln(stdout, n)
+	}
 	return 0
 }
 
-// installableBinary refuses a binary that will not be there when Claude
-// Code runs the hooks: go run's temporary build, deleted when go run ends.
-func installableBinary(bin string) error {
-	p := strings.ReplaceAll(bin, `\`, "/")
-	if strings.Contains(p, "/go-build") && strings.Contains(p, "/exe/") {
-		return fmt.Errorf("this attune is go run's temporary build (%s), which is deleted when go run ends, so every hook would fail; build attune (go build -o ~/bin/attune ./cmd/attune) and install with that binary", bin)
+// configNotes says what the installed hooks answer with: the
+// configuration they load.
+func configNotes(in hook.Install) []string {
+	switch {
+	case in.HTTP != "":
+		return []string{"configuration: the one `attune hook serve claude` loads"}
+	case in.Config != "":
+		return []string{"configuration: " + in.Config}
+	}
+	return []string{"configuration: attune.toml of each project (or $ATTUNE_CONFIG)"}
+}
+
+// harnessNotes is what a user must still do for the harness to run the
+// hooks.
+func harnessNotes(harness string, scope hook.Scope, w hook.Where) []string {
+	switch harness {
+	case "codex":
+		if scope != hook.ScopeUser {
+			return []string{"Codex reads .codex/hooks.json only in a trusted project: trust_level = \"trusted\" under [projects.\"" + w.Project + "\"] in config.toml (Codex asks on first start)"}
+		}
+	case "gemini":
+		if scope != hook.ScopeUser {
+			return []string{"Gemini CLI runs a project's hooks only in a trusted folder (it asks on first start; --skip-trust turns them off)"}
+		}
+	case "copilot":
+		if scope != hook.ScopeUser {
+			return []string{"Copilot CLI runs .github/hooks only in a trusted folder (it asks on first start)"}
+		}
 	}
 	return nil
 }
+
+// installableBinary refuses a binary that will not be there when the
+// harness runs the hooks (hook.CheckBinary).
+func installableBinary(bin string) error { return hook.CheckBinary(bin) }
 
 // validPort reports whether port is a TCP port number a URL can name.
 func validPort(port string) bool {
@@ -217,26 +340,50 @@ func validPort(port string) bool {
 }
 
 func hookUninstallCmd(args []string, stdout, stderr io.Writer) int {
-	_, args, ok := dialectArg("uninstall", args, stderr)
+	harness, args, ok := installArg("uninstall", args, stderr)
 	if !ok {
 		return 2
 	}
-	fs := flag.NewFlagSet("attune hook uninstall claude", flag.ContinueOnError)
+	fs := flag.NewFlagSet("attune hook uninstall "+harness, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	project := fs.String("project", ".", "the project whose .claude/settings.json loses attune's entries")
+	project := fs.String("project", ".", "the project whose hook file loses attune's entries")
+	user := fs.Bool("user", false, "uninstall from this user's own configuration of the harness")
+	local := fs.Bool("local", false, "uninstall from .claude/settings.local.json")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	settings := filepath.Join(*project, ".claude", "settings.json")
-	if _, err := os.Stat(settings); errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stdout, "no %s: no attune hooks to remove\n", settings)
-		return 0
+	scope, err := installScope(harness, *user, *local)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook uninstall:", err)
+		return 2
 	}
-	if err := hook.UninstallClaude(settings); err != nil {
+	where, err := installWhere(*project)
+	if err != nil {
 		fmt.Fprintln(stderr, "attune hook uninstall:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "attune hooks removed from %s\n", settings)
+	file, err := hook.HookFile(harness, scope, where)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook uninstall:", err)
+		return 2
+	}
+	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stdout, "no %s: no attune hooks to remove\n", file)
+		return 0
+	}
+	res, err := hook.UninstallHooks(harness, file, where)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook uninstall:", err)
+		return 1
+	}
+	if res.Unchanged {
+		fmt.Fprintf(stdout, "no attune hooks in %s: nothing removed\n", res.File)
+		return 0
+	}
+	fmt.Fprintf(stdout, "attune hooks removed from %s (%s)\n", res.File, strings.Join(res.Events, ", "))
+	if res.Trust != "" {
+		fmt.Fprintf(stdout, "their trust entries removed from %s\n", res.Trust)
+	}
 	return 0
 }
 
@@ -251,7 +398,9 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", "127.0.0.1:8787", "the address to answer on (loopback unless --listen-any)")
 	anyAddr := fs.Bool("listen-any", false, "allow a listen address that is not loopback")
 	cfgFlag := fs.String("config", "", "the attune configuration")
-	timeout := fs.Duration("timeout", hook.DefaultTimeout, "the most one event may take")
+	timeout := fs.Duration("timeout", hook.DefaultTimeout, "the most one event may take, reading its body included")
+	maxConns := fs.Int("max-conns", hook.DefaultMaxConns, "the connections served at once; past it a tool call is denied at once")
+	maxWarm := fs.Int("max-warm", hook.DefaultMaxWarm, "the sessions kept warm; past it the least recently used is stopped")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -265,7 +414,18 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
 	}
-	ctx := context.Background()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	token, err := hook.LoadToken(filepath.Dir(abs))
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	rt, err := hook.Open(ctx, path, hook.Options{Warm: true, Stderr: stderr})
 	if err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
@@ -277,15 +437,8 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "attune hook serve %s: answering on http://%s%s\n", name, ln.Addr(), hook.HTTPPath)
-	srv := &http.Server{Handler: rt.Handler(d, *timeout), ReadHeaderTimeout: 10 * time.Second}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-stop
-		srv.Close()
-	}()
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+	fmt.Fprintf(stderr, "attune hook serve %s: answering on http://%s%s (requests carry the %s header of %s)\n", name, ln.Addr(), hook.HTTPPath, hook.TokenHeader, hook.TokenFile(filepath.Dir(abs)))
+	if err := rt.Serve(ctx, ln, d, hook.ServeOptions{Timeout: *timeout, Token: token, MaxConns: *maxConns, MaxWarm: *maxWarm}); err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
 	}
