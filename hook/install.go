@@ -239,13 +239,16 @@ func UninstallClaude(path string) error {
 // later, or a temporary folder deleted when go run ends) or any binary in
 // a temporary folder. Every hook would then fail, and a harness that
 // treats a failed hook as non-blocking would run every call unjudged.
-func CheckBinary(bin string) error {
+//
+// caches are more folders of Go's build cache (`go env GOCACHE`, which
+// GOCACHE in the environment and the default location already cover).
+func CheckBinary(bin string, caches ...string) error {
 	paths := []string{bin}
 	if real, err := filepath.EvalSymlinks(bin); err == nil && real != bin {
 		paths = append(paths, real)
 	}
 	for _, p := range paths {
-		if why := transientPath(p); why != "" {
+		if why := transientPath(p, caches); why != "" {
 			return fmt.Errorf("this attune (%s) is %s, so every hook would fail once it is gone; build attune where it stays (go install github.com/attune-dev/attune/cmd/attune@latest, or go build -o ~/bin/attune ./cmd/attune) and install with that binary", bin, why)
 		}
 	}
@@ -253,12 +256,12 @@ func CheckBinary(bin string) error {
 }
 
 // transientPath says why a binary at p will not outlive the install, or "".
-func transientPath(p string) string {
+func transientPath(p string, caches []string) string {
 	slash := filepath.ToSlash(strings.ReplaceAll(p, `\`, "/"))
 	if strings.Contains(slash, "/go-build") {
 		return "go run's build in a go-build folder"
 	}
-	var dirs []string
+	dirs := slices.Clone(caches)
 	if c := os.Getenv("GOCACHE"); c != "" && c != "off" {
 		dirs = append(dirs, c)
 	}

@@ -607,6 +607,9 @@ func TestCheckBinary(t *testing.T) {
 			t.Error("/tmp accepted")
 		}
 	}
+	if err := CheckBinary(filepath.FromSlash("/srv/gocache/ab/attune"), filepath.FromSlash("/srv/gocache")); err == nil || !strings.Contains(err.Error(), "build cache") {
+		t.Errorf("a binary in go env GOCACHE: %v", err)
+	}
 	if err := CheckBinary(filepath.FromSlash("/usr/local/bin/attune")); err != nil {
 		t.Errorf("an installed binary: %v", err)
 	}

@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/hook"
@@ -330,8 +332,22 @@ func harnessNotes(harness string, scope hook.Scope, w hook.Where) []string {
 }
 
 // installableBinary refuses a binary that will not be there when the
-// harness runs the hooks (hook.CheckBinary).
-func installableBinary(bin string) error { return hook.CheckBinary(bin) }
+// harness runs the hooks (hook.CheckBinary), Go's build cache found as the
+// go command says when there is one (`go env -w GOCACHE` is not in the
+// environment).
+func installableBinary(bin string) error {
+	var caches []string
+	if gobin, err := exec.LookPath("go"); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, gobin, "env", "GOCACHE").Output(); err == nil {
+			if c := strings.TrimSpace(string(out)); c != "" && c != "off" {
+				caches = append(caches, c)
+			}
+		}
+	}
+	return hook.CheckBinary(bin, caches...)
+}
 
 // validPort reports whether port is a TCP port number a URL can name.
 func validPort(port string) bool {

@@ -6,17 +6,41 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attune-dev/attune/hook"
 )
+
+// userCache is the user's cache folder, read before any test moves HOME.
+var userCache, _ = os.UserCacheDir()
 
 // stableProgram is an existing file outside any temporary folder, with
 // attune in its path, to stand for an installed attune (the test binary
 // itself is go test's temporary build, which install refuses): this
 // package's main.go, in cmd/attune. The hooks are written, never run.
+//
+// A checkout inside a temporary folder (a CI clone under /tmp) has no such
+// file: then a file in the user's cache folder stands for it.
 func stableProgram(t *testing.T) string {
 	t.Helper()
 	p, err := filepath.Abs("main.go")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if hook.CheckBinary(p) == nil {
+		return p
+	}
+	if userCache == "" {
+		t.Fatal("no user cache folder for a stand-in binary")
+	}
+	p = filepath.Join(userCache, "attune-tests", "attune")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := hook.CheckBinary(p); err != nil {
+		t.Fatalf("no stand-in binary outside temporary folders: %v", err)
 	}
 	return p
 }
