@@ -52,7 +52,21 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 		m["hidden"] = true
 	}
 	putString(m, "call_id", o.CallID)
+	putString(m, "verdict", o.Verdict)
+	putString(m, "verdict_reason", o.VerdictReason)
+	if o.Halt != nil {
+		m["halt"] = haltJSON(o.Halt)
+	}
+	if o.Replaced {
+		m["replaced"] = true
+	}
 	return json.Marshal(m)
+}
+
+func haltJSON(h *Halt) map[string]any {
+	m := map[string]any{"reason": h.Reason}
+	putString(m, "at", h.At)
+	return m
 }
 
 // MarshalJSON: {status, result?, reason?, refused_by?, error?, code?,
@@ -93,6 +107,9 @@ func (r BoundaryResult) MarshalJSON() ([]byte, error) {
 	}
 	if r.Round != 0 {
 		m["round"] = r.Round
+	}
+	if r.Halt != nil {
+		m["halt"] = haltJSON(r.Halt)
 	}
 	if r.LoopEnd != nil {
 		le := *r.LoopEnd

@@ -79,3 +79,31 @@ loops = 1
 		t.Fatalf("the first request lacks the goal: %d requests %v", len(reqs), reqs)
 	}
 }
+
+// A result guard's refusal withholds a Bash result: the model's next
+// request does not hold it, only the reason. (decision "block" alone does
+// not: Claude Code 2.1.328 still hands the model the tool's output, so the
+// answer also replaces it.)
+func TestClaudeResultGuardWithholds(t *testing.T) {
+	p := newProject(t, mainBot, map[string]string{"p.lua": `
+guard.tool("claude/Bash", function(call, invoke) return allow("echo is fine") end)
+guard.result("claude/Bash", function(call, outcome)
+  if outcome.result.stdout:find("PRIVATE") then return refuse("the output holds a private key") end
+  return outcome
+end)`})
+	api := newFakeAPI(t, func(n int, req map[string]any) []block {
+		if n == 0 {
+			return []block{{Tool: "Bash", ID: "toolu_key", Input: map[string]any{"command": "echo BEGIN-$(echo PRIVATE)-KEY-$(echo abc)999", "description": "show"}}}
+		}
+		return []block{{Text: "done"}}
+	})
+	p.run(t, api, "show the key")
+	reqs := api.requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	next := requestText(reqs[1])
+	if strings.Contains(next, "KEY-abc999") || !strings.Contains(next, "the output holds a private key") {
+		t.Fatalf("the next request: %s", next)
+	}
+}

@@ -28,8 +28,34 @@
 //     line (fail closed), or a warning and no decision with fail_open.
 //     Otherwise no decision: the agent's own permission rules apply.
 //   - PostToolUse / PostToolUseFailure: the same call completed
-//     (Instance.ToolEnd, matched by tool_use_id through the journal): :post
-//     diagnostics go out as additional context; :post-fail runs on failures.
+//     (Instance.ToolEnd, matched by tool_use_id through the journal): the
+//     result guards judge tool_response first; a replaced result goes out as
+//     updatedToolOutput in the tool's own shape (Bash: {stdout, stderr,
+//     interrupted, isImage}; a text becomes stdout) or updatedMCPToolOutput
+//     for mcp__ tools; a withheld one (refuse, or a result guard that threw)
+//     as decision block with the reason, and its text replaces the output
+//     where the shape is known. :post diagnostics go out as additional
+//     context; :post-fail runs on failures.
+//   - SessionStart: hook/session "start" with source (startup, resume,
+//     clear, compact); its notes are additionalContext. SubagentStart: the
+//     child instance's session start (source "subagent") and its first
+//     turn. SessionEnd: the open turn ends, then hook/session "end" with
+//     source = Claude Code's reason.
+//   - Records: every call and boundary record carries harness = {name =
+//     "claude", event = {...}}, the event's JSON fields except tool_input
+//     and tool_response (hook_event_name, session_id, cwd, transcript_path,
+//     permission_mode, model, source, reason, agent_id, agent_type,
+//     prompt, stop_hook_active, last_assistant_message, ...). Codex's carry
+//     its fields the same way (turn_id, model); another dialect's, the
+//     fields attune read (session_id, cwd, tool_name, prompt, source...).
+//   - Reads: admit/read is answered by attune from [harness.reads] (package
+//     hostreads), git and exec in the event's cwd.
+//   - Notes: a note emitted mid-round goes out with the next answer that
+//     carries additionalContext (PreToolUse, PostToolUse, the next
+//     prompt), once; a user note ((notify TEXT "user")) is systemMessage,
+//     from any event.
+//   - A prompt /NAME TEXT naming a pack command runs it in the prompt's
+//     turn (Claude Code passes the prompt to UserPromptSubmit as typed).
 //   - Stop / SubagentStop: round end with host_continue false and output the
 //     last assistant message. An activating note continues the loop: the
 //     answer blocks the stop with the text of the notes placed into the next

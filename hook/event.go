@@ -57,12 +57,20 @@ type Event struct {
 // EventFields are the fields of an event's JSON except the tool's input
 // and response (which records carry as args and the outcome).
 func EventFields(data []byte) map[string]any {
-	var m map[string]any
-	if json.Unmarshal(data, &m) != nil || m == nil {
+	var raw map[string]json.RawMessage // the tool's input and response are skipped, not decoded
+	if json.Unmarshal(data, &raw) != nil || raw == nil {
 		return nil
 	}
-	for _, k := range []string{"tool_input", "tool_response", "tool_output", "result_json"} {
-		delete(m, k)
+	m := make(map[string]any, len(raw))
+	for k, v := range raw {
+		switch k {
+		case "tool_input", "tool_response", "tool_output", "result_json":
+			continue
+		}
+		var x any
+		if json.Unmarshal(v, &x) == nil {
+			m[k] = x
+		}
 	}
 	return m
 }
