@@ -48,7 +48,7 @@ var harnessFiles = []struct{ dialect, file string }{
 	{"codex", filepath.Join(".codex", "config.json")},
 	{"gemini", filepath.Join(".gemini", "settings.json")},
 	{"cursor", filepath.Join(".cursor", "hooks.json")},
-	{"copilot", filepath.Join(".github", "hooks", "hooks.json")},
+	{"copilot", filepath.Join(".github", "hooks", "attune.json")},
 }
 
 // attuneEntry matches a command entry of attune's: BIN ... hook DIALECT.
@@ -149,7 +149,7 @@ func sortedKeys(m map[string]any) []string {
 
 func doctorCommand(ctx context.Context, o DoctorOptions, dialect, file, command string) []Check {
 	reinstall := "run attune hook install " + dialect + " --project " + o.Project + " with a built attune (go build -o ~/bin/attune ./cmd/attune)"
-	argv := shellWords(command)
+	argv := commandArgv(command)
 	if len(argv) == 0 {
 		return []Check{{Name: "binary", Detail: fmt.Sprintf("%s: empty command", file), Fix: reinstall}}
 	}
@@ -257,6 +257,20 @@ func doctorURL(ctx context.Context, o DoctorOptions, url, token string) Check {
 		return Check{Name: "http " + url, Detail: "hook serve refuses the entry's token (another configuration's server?)", Fix: fix}
 	}
 	return Check{Name: "http " + url, Detail: fmt.Sprintf("answered %s", resp.Status), Fix: fix}
+}
+
+// commandArgv is the attune command an entry runs: the words of command,
+// or of the script of a fail-closed wrapper (/bin/sh -c 'BIN hook ... ||
+// { ...; exit 2; }', BIN hook ... || exit 2), up to its "||".
+func commandArgv(command string) []string {
+	argv := shellWords(command)
+	if len(argv) >= 3 && argv[1] == "-c" && slices.Contains([]string{"sh", "bash", "zsh", "dash"}, filepath.Base(argv[0])) {
+		argv = shellWords(argv[2])
+	}
+	if i := slices.Index(argv, "||"); i >= 0 {
+		argv = argv[:i]
+	}
+	return argv
 }
 
 // shellWords splits a command as sh would for the quoting install writes

@@ -77,8 +77,10 @@ func TestShellWords(t *testing.T) {
 		`/a/attune hook claude --config /x/attune.toml`:   {"/a/attune", "hook", "claude", "--config", "/x/attune.toml"},
 		`'/my dir/attune' hook claude --config 'it'\''s'`: {"/my dir/attune", "hook", "claude", "--config", "it's"},
 		`"C:/Program Files/attune.exe" hook codex`:        {"C:/Program Files/attune.exe", "hook", "codex"},
+		`/bin/sh -c '/a/attune hook gemini --config /x/a.toml || { echo "attune hook gemini failed (exit $?)" >&2; exit 2; }'`: {"/a/attune", "hook", "gemini", "--config", "/x/a.toml"},
+		`C:/a/attune.exe hook codex || exit 2`: {"C:/a/attune.exe", "hook", "codex"},
 	} {
-		if got := shellWords(in); strings.Join(got, "|") != strings.Join(want, "|") {
+		if got := commandArgv(in); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("%s: %q, want %q", in, got, want)
 		}
 	}
