@@ -171,9 +171,9 @@ func doctorCommand(ctx context.Context, o DoctorOptions, dialect, file, command 
 	case err != nil:
 		out = append(out, Check{Name: "version", Detail: fmt.Sprintf("%s version: %v (an attune too old to say, or not attune)", bin, err), Fix: reinstall})
 	case o.Version != "" && got != o.Version:
-		out = append(out, Check{Name: "version", Detail: fmt.Sprintf("%s is %q, this attune is %q", bin, got, o.Version), Fix: reinstall + ", or run this check with the installed one"})
+		out = append(out, Check{Name: "version", Detail: fmt.Sprintf("%s is %q, this attune is %q", bin, oneLine(got), oneLine(o.Version)), Fix: reinstall + ", or run this check with the installed one"})
 	default:
-		out = append(out, Check{Name: "version", OK: true, Detail: got})
+		out = append(out, Check{Name: "version", OK: true, Detail: oneLine(got)})
 	}
 	cfgPath := ""
 	for k := 1; k+1 < len(argv); k++ {
@@ -257,6 +257,17 @@ func doctorURL(ctx context.Context, o DoctorOptions, url, token string) Check {
 		return Check{Name: "http " + url, Detail: "hook serve refuses the entry's token (another configuration's server?)", Fix: fix}
 	}
 	return Check{Name: "http " + url, Detail: fmt.Sprintf("answered %s", resp.Status), Fix: fix}
+}
+
+// oneLine joins the lines of a version's text.
+func oneLine(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // commandArgv is the attune command an entry runs: the words of command,
