@@ -72,7 +72,9 @@
 //     that refuses after invoke denies the call. :post hooks see the real
 //     outcome, in the PostToolUse process.
 //   - The events of one session are serialized by an exclusive file lock
-//     (FILE.locks/ beside an SQLite store, else in the temporary folder),
+//     (FILE.locks/ beside an SQLite store, else in the user's own runtime
+//     folder, $XDG_RUNTIME_DIR/attune or the user cache folder; 0700
+//     folders, 0600 files, a folder open to others refused: lock.go),
 //     held from reading the session to flushing its journal, so parallel
 //     hook processes never duplicate or lose journal entries, note ids or
 //     owner actions. Sessions do not wait for each other: two sessions
@@ -94,11 +96,52 @@
 //   - What an agent cannot say (Caps, caps.go) becomes its stricter
 //     answer: an ask or a halt a tool call is denied, a halt at a prompt
 //     blocks it, a result that cannot be replaced is withheld.
-//   - Bad input (not JSON, an unknown event) is answered with no decision
-//     and a message on stderr, but a tool call the input names and attune
-//     cannot read (a PreToolUse with no session_id, a field of the wrong
-//     type, or more than 16 MiB of JSON) is denied; a missing or broken
-//     configuration denies tool calls (fail closed) and lets other events
-//     through; the answer is always JSON with exit status 0, within
-//     --timeout.
+//   - Fail closed. A tool call (PreToolUse, BeforeTool, preToolUse,
+//     beforeShellExecution, ...) that attune cannot read, judge or answer
+//     in time is denied with the reason: more than 16 MiB, not valid
+//     UTF-8, not one JSON value (a byte order mark, truncated, trailing
+//     junk), nested past Go's decoder (10,000 levels), a field of the wrong
+//     type, no session, an event not whole within --timeout (which runs
+//     from the start, reading stdin included), a missing or broken
+//     configuration, a store or lock error, a crash. The name is read from
+//     the start of the input by a scanner with no depth limit (read.go);
+//     input that names no event the dialect knows gets the strictest
+//     answer, a deny of the dialect's PreToolUse. fail_open lets a call
+//     through on a script's error only, never on these. An event of another
+//     kind that cannot be read gets no decision and a message on stderr; a
+//     well-formed unknown event too. The answer is always JSON with exit
+//     status 0, within --timeout.
+//   - What fails open is the harness's: when the attune process cannot
+//     run at all (the binary moved or deleted, killed by the harness's own
+//     timeout), the harness decides; hook install writes entries that
+//     block on failure where the harness can, and `attune hook doctor`
+//     checks an installed project (doctor.go).
+//
+// The threat model of `hook serve` (serve.go). Its answers decide what the
+// agent may run, so it answers only the agent's own requests:
+//
+//   - A secret per install: 32 random bytes in .attune/hook-token beside
+//     the configuration (mode 0600, folder 0700; LoadToken creates it at
+//     `hook install --http` or serve start), sent by the harness's http
+//     entry as the X-Attune-Token header (TokenHeader). Without it: 401.
+//     Other local users cannot read it, so they cannot invent sessions or
+//     change the project's owners through serve.
+//   - Web pages: the Host header must name a loopback address (127.0.0.1,
+//     [::1], localhost) or the server's own address, with its port (403
+//     otherwise: a DNS-rebinding page's Host is its own name); an Origin,
+//     when present, must be loopback (403); the body must be sent as
+//     application/json (415), which a page cannot send across origins
+//     without a preflight that serve does not answer.
+//   - Exhaustion: headers within 5 s, a body within --timeout, idle
+//     connections closed after 60 s; at most --max-conns connections
+//     served, and past them a connection is answered at once from the
+//     event's first 64 KiB (a tool call: deny; "not judged"), past twice
+//     that closed; bodies over 16 MiB denied; a decode budget of 16 MiB of
+//     bodies read and judged at once (a decoded event costs some 25 times
+//     its bytes), an event without room in it within half the timeout
+//     denied; at most --max-warm sessions warm (least recently used
+//     first) and none idle past 30 minutes, evicted with their lock and
+//     reach files.
+//   - Out of scope: a process running as the same user (it can read the
+//     token, the store and the configuration, and run attune itself).
 package hook

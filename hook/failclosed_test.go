@@ -103,9 +103,15 @@ func TestNamelessInputDenies(t *testing.T) {
 	if err == nil || ev.Kind != Prompt || BadEvent(ev, err).Decision != "" {
 		t.Errorf("a broken prompt event: %+v %v", ev, err)
 	}
+	// a broken event of a name the dialect does not know: nothing says it
+	// is not a tool call
 	ev, err = Read(Claude{}, []byte(`{"hook_event_name":"Bogus","x":`))
-	if err == nil || ev.Kind != Other || ev.Name != "Bogus" {
+	if err == nil || ev.Kind != ToolPre {
 		t.Errorf("a broken unknown event: %+v %v", ev, err)
+	}
+	ev, err = Read(Claude{}, []byte(`{"hook_event_name":"Notification","x":`))
+	if err == nil || ev.Kind != Other || ev.Name != "Notification" {
+		t.Errorf("a broken Notification: %+v %v", ev, err)
 	}
 }
 

@@ -28,8 +28,7 @@ var ErrIncomplete = errors.New("incomplete hook event")
 
 // Read reads one event from data as d does. On an error the Event is what
 // the input names, for BadEvent: the event's kind when its name is found,
-// Strict(d) when no name is found at all, Event{Name: NAME} (kind Other)
-// for a name the dialect does not know.
+// Strict(d) when no name known to d is found.
 func Read(d Dialect, data []byte) (Event, error) {
 	if len(data) > MaxEvent {
 		return Named(d, data), fmt.Errorf("%w: the event is larger than %d bytes", ErrBadEvent, MaxEvent)
@@ -49,8 +48,7 @@ func Read(d Dialect, data []byte) (Event, error) {
 // Named is the event data names, read from its start (the agents write the
 // name before the tool's input) with no depth or size limit, for input that
 // cannot be read whole: the event's kind and name when the name is found and
-// known to d, Event{Name: NAME} when d does not know it, Strict(d) when no
-// name can be found.
+// known to d, else Strict(d).
 func Named(d Dialect, data []byte) Event {
 	name, ok := eventName(data)
 	if !ok || name == "" {
@@ -58,10 +56,19 @@ func Named(d Dialect, data []byte) Event {
 	}
 	probe, _ := json.Marshal(map[string]string{"hook_event_name": name, "session_id": "-", "conversation_id": "-"})
 	ev, _ := d.Parse(probe)
-	if ev.Name != name {
-		return Event{Name: name}
+	if ev.Name != name || (ev.Kind == Other && !knownOther(d, name)) {
+		// a name d does not know, in input it cannot read: nothing says it
+		// is not a tool call
+		return Strict(d)
 	}
 	return Event{Kind: ev.Kind, Name: name}
+}
+
+// knownOther: name is an event d knows and answers without acting on.
+func knownOther(d Dialect, name string) bool {
+	probe, _ := json.Marshal(map[string]string{"hook_event_name": name, "session_id": "-", "conversation_id": "-"})
+	_, err := d.Parse(probe)
+	return !errors.Is(err, ErrUnknownEvent)
 }
 
 // Oversize is Named, for the first MaxEvent+1 bytes of an event too large

@@ -26,6 +26,7 @@ const hookUsage = `usage:
   attune hook install HARNESS [--project DIR | --user | --local] [--config FILE] [--binary PATH] [--http ADDR]
   attune hook uninstall HARNESS [--project DIR | --user | --local]
   attune hook serve DIALECT --listen 127.0.0.1:PORT [--config FILE] [--listen-any]
+  attune hook doctor [--project DIR]   check an installed project's hooks
 DIALECT is claude, codex, cursor or gemini; HARNESS is claude, codex, copilot,
 cursor or gemini (install writes its own hook file; --user the user's own,
 --local Claude Code's .claude/settings.local.json). The configuration is --config, else
@@ -49,6 +50,8 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return hookUninstallCmd(args[1:], stdout, stderr)
 	case "serve":
 		return hookServeCmd(args[1:], stdout, stderr)
+	case "doctor":
+		return hookDoctorCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, hookUsage)
 		return 0
@@ -459,4 +462,43 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// hookDoctorCmd is `attune hook doctor [--project DIR]`: each check of an
+// installed project, ok or FAIL with what to fix; exit 1 on any failure.
+func hookDoctorCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("attune hook doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	project := fs.String("project", ".", "the project whose hook entries are checked")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	dir, err := filepath.Abs(*project)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook doctor:", err)
+		return 1
+	}
+	failed := 0
+	for _, c := range hook.Doctor(context.Background(), hook.DoctorOptions{Project: dir, Version: buildVersion()}) {
+		if c.OK {
+			fmt.Fprintf(stdout, "ok   %s: %s\n", c.Name, c.Detail)
+			continue
+		}
+		failed++
+		fmt.Fprintf(stdout, "FAIL %s: %s\n     fix: %s\n", c.Name, c.Detail, c.Fix)
+	}
+	if failed > 0 {
+		fmt.Fprintf(stdout, "%d checks failed\n", failed)
+		return 1
+	}
+	fmt.Fprintln(stdout, "every check passed")
+	return 0
+}
+
+// buildVersion is what `attune version` prints for this binary: hook
+// doctor compares an installed binary's with it.
+func buildVersion() string {
+	var b strings.Builder
+	versionCmd(nil, &b, io.Discard)
+	return strings.TrimSpace(b.String())
 }

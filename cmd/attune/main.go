@@ -37,7 +37,7 @@ var commands = map[string]command{
 	"lower":   {"print the Lua a Scheme-style program lowers to: attune lower FILE.scm", lowerCmd},
 	"serve":   {"the engine as a JSON-RPC 2.0 service over stdio", serveCmd},
 	"record":  {"a scenario that replays a stored session: attune record SESSION [--config FILE] [--out FILE.toml]", recordCmd},
-	"hook":    {"answer a coding agent's hook event: attune hook claude|codex|cursor|gemini [--config FILE]; attune hook install|uninstall|serve claude", hookCmd},
+	"hook":    {"answer a coding agent's hook event: attune hook claude|codex|cursor|gemini [--config FILE]; attune hook install|uninstall|serve claude; attune hook doctor [--project DIR]", hookCmd},
 	"mcp":     {"an MCP server guarding upstream MCP servers' tools: attune mcp -- CMD", mcpCmd},
 	"init":    {"start a project: attune init [DIR] [--harness claude|codex|gemini|copilot] [--pack NAME]", initCmd},
 	"version": {"print the version, commit, Go version and platform: attune version [--json]", versionCmd},
