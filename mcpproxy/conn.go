@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -32,9 +33,10 @@ type request struct {
 	ID     json.RawMessage // the id as the peer wrote it (wire.Key names it in maps)
 	Method string
 	Params json.RawMessage
+	n      int64 // the proxy's own id, for a request it writes (ID nil)
 }
 
-func (r *request) isCall() bool { return r.ID != nil }
+func (r *request) isCall() bool { return r.ID != nil || r.n > 0 }
 
 // response is an answer: Error set, or Result.
 type response struct {
@@ -118,12 +120,12 @@ func decodeMessage(data []byte) (any, error) {
 			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 		w.ID = wire.Compact(w.ID)
+		if len(w.ID) > 0 && !wire.ValidID(w.ID) { // fastWire checked its own
+			return nil, fmt.Errorf("the id is a JSON %s: it must be a string, a number or absent", jsonKindOf(w.ID))
+		}
 	}
 	if w.Version != "2.0" {
 		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.Version, "2.0")
-	}
-	if len(w.ID) > 0 && !wire.ValidID(w.ID) {
-		return nil, fmt.Errorf("the id is a JSON %s: it must be a string, a number or absent", jsonKindOf(w.ID))
 	}
 	if string(w.ID) == "null" {
 		w.ID = nil // as the SDK reads it: no id
@@ -185,9 +187,14 @@ func appendMessage(b []byte, msg any) ([]byte, error) {
 	switch m := msg.(type) {
 	case *request:
 		b = append(b, `{"jsonrpc":"2.0",`...)
-		if m.ID != nil {
+		switch {
+		case m.ID != nil:
 			b = append(b, `"id":`...)
 			b = append(b, m.ID...)
+			b = append(b, ',')
+		case m.n > 0:
+			b = append(b, `"id":`...)
+			b = strconv.AppendInt(b, m.n, 10)
 			b = append(b, ',')
 		}
 		b = append(b, `"method":`...)

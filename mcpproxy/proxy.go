@@ -453,7 +453,7 @@ func (p *proxy) clientResponse(r *response) {
 // elicitation) to the client under an id of the proxy's own.
 func (p *proxy) upstreamRequest(up *upstream, req *request) {
 	id, ok := p.toClient.Add(fromUpstream{up: up, id: req.ID})
-	if !ok || p.client.write(&request{ID: intID(id), Method: req.Method, Params: req.Params}) != nil {
+	if !ok || p.client.write(&request{n: id, Method: req.Method, Params: req.Params}) != nil {
 		p.toClient.Take(id)
 		up.respond(&response{ID: req.ID, Error: &jsonrpc.Error{Code: codeConnectionClosed, Message: "attune mcp: the client is gone"}})
 	}

@@ -332,6 +332,9 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 	if !faithful {
 		rawArgs = nil // the upstream gets the judged value, encoded again
 	}
+	if c.Name == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call wants params {\"name\": TOOL, \"arguments\": {...}}, got " + clip(params)}
+	}
 	var args any = map[string]any{}
 	switch a := c.Arguments.(type) {
 	case map[string]any:

@@ -270,7 +270,7 @@ func (u *upstream) callUntil(ctx context.Context, until time.Time, method string
 	u.mu.Lock()
 	u.armLocked(pd.deadline)
 	u.mu.Unlock()
-	if err := u.conn.write(&request{ID: intID(id), Method: method, Params: params}); err != nil {
+	if err := u.conn.write(&request{n: id, Method: method, Params: params}); err != nil {
 		_ = u.forget(id)
 		return fail(fmt.Errorf("%w: %s cannot be written to: %v", ErrUpstreamGone, u.name, err))
 	}

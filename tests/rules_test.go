@@ -56,7 +56,7 @@ var examplePaths = map[string]bool{
 	"../packs/mine":             true, // a pack a recording names
 	"cmd/glua":                  true, // upstream gopher-lua's, left out of internal/lua
 	"hook/tol":                  true, // a misspelled form (hook/tool) that errors name
-	"../etc":                    true, // an upstream tool name attune mcp refuses
+	"../etc":                    true, // an upstream tool name attune mcp encodes (docs/mcp.md, tool paths)
 }
 
 // formNames are the headings of docs/forms.md: guard/tool, hook/round...

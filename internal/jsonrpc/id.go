@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strconv"
+
+	"github.com/attune-dev/attune/internal/jsonscan"
 )
 
 // An id is kept as the token the peer wrote (compacted), never as a
@@ -14,22 +16,29 @@ import (
 // Null is the id of an answer to a message whose id could not be read.
 var Null = json.RawMessage("null")
 
-// ValidID reports whether raw is a JSON-RPC id: a string, a number or null.
+// ValidID reports whether raw is a JSON-RPC id: a string, a number or null
+// (white space around it allowed).
 func ValidID(raw []byte) bool {
-	if len(raw) == 0 {
+	s := jsonscan.Scanner{Data: raw}
+	s.WS()
+	switch c := s.Peek(); {
+	case c == '"':
+		if _, _, why := s.String(); why != jsonscan.StrOK {
+			return false
+		}
+	case c == 'n':
+		if !s.Literal("null") {
+			return false
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		if _, _, ok := s.Number(); !ok {
+			return false
+		}
+	default:
 		return false
 	}
-	switch raw[0] {
-	case '"':
-		var s string
-		return json.Unmarshal(raw, &s) == nil
-	case 'n':
-		return string(raw) == "null"
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		var n json.Number
-		return json.Unmarshal(raw, &n) == nil
-	}
-	return false
+	s.WS()
+	return s.Pos == len(raw)
 }
 
 // Compact is raw without white space outside strings (raw itself when it
@@ -51,9 +60,13 @@ func Compact(raw []byte) json.RawMessage {
 // share a key; a number keeps its token, and never shares a string's key.
 func Key(id []byte) string {
 	if len(id) > 0 && id[0] == '"' {
-		var s string
-		if json.Unmarshal(id, &s) == nil {
-			return "s:" + s
+		sc := jsonscan.Scanner{Data: id}
+		if body, plain, why := sc.String(); why == jsonscan.StrOK {
+			if plain {
+				return "s:" + string(body)
+			}
+			text, _ := jsonscan.Unquote(body)
+			return "s:" + text
 		}
 	}
 	return "n:" + string(id)

@@ -146,6 +146,9 @@ func (d *decoder) key(build bool) (string, []byte, bool) {
 }
 
 func (d *decoder) object(build bool) (any, bool) {
+	if !build && d.o.Dups {
+		return nil, d.checkObject()
+	}
 	if d.depth++; d.depth > MaxDepth {
 		return nil, false
 	}
@@ -155,7 +158,6 @@ func (d *decoder) object(build bool) (any, bool) {
 	if build {
 		m = map[string]any{}
 	}
-	var seen names // the names so far, when only checking
 	d.WS()
 	if d.Eat('}') {
 		return m, true
@@ -163,21 +165,9 @@ func (d *decoder) object(build bool) (any, bool) {
 	for {
 		d.WS()
 		at := d.Pos
-		key, name, ok := d.key(build)
+		key, _, ok := d.key(build)
 		if !ok {
 			return nil, false
-		}
-		if d.o.Dups {
-			var dup bool
-			if build {
-				_, dup = m[key]
-			} else {
-				dup = seen.add(name)
-			}
-			if dup {
-				d.dup = &DupError{Name: string(name), At: at}
-				return nil, false
-			}
 		}
 		d.WS()
 		if !d.Eat(':') {
@@ -188,12 +178,55 @@ func (d *decoder) object(build bool) (any, bool) {
 			return nil, false
 		}
 		if build {
+			n := len(m)
 			m[key] = v
+			if d.o.Dups && len(m) == n { // the name was there: no new member
+				d.dup = &DupError{Name: key, At: at}
+				return nil, false
+			}
 		}
 		if done, ok := d.Sep('}'); !ok {
 			return nil, false
 		} else if done {
 			return m, true
+		}
+	}
+}
+
+// checkObject checks an object, refusing a name given twice.
+func (d *decoder) checkObject() bool {
+	if d.depth++; d.depth > MaxDepth {
+		return false
+	}
+	defer func() { d.depth-- }()
+	d.Pos++ // {
+	var seen names
+	d.WS()
+	if d.Eat('}') {
+		return true
+	}
+	for {
+		d.WS()
+		at := d.Pos
+		_, name, ok := d.key(false)
+		if !ok {
+			return false
+		}
+		if seen.add(name) {
+			d.dup = &DupError{Name: string(name), At: at}
+			return false
+		}
+		d.WS()
+		if !d.Eat(':') {
+			return false
+		}
+		if _, ok := d.value(false); !ok {
+			return false
+		}
+		if done, ok := d.Sep('}'); !ok {
+			return false
+		} else if done {
+			return true
 		}
 	}
 }
