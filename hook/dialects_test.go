@@ -3,6 +3,8 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -54,24 +56,51 @@ func runFlows(t *testing.T, d Dialect, flows []flow) {
 	}
 }
 
-// Codex CLI: Claude Code's format plus turn_id.
+// captured is an event the real CLI sent (testdata/captured/FILE), with
+// the top-level fields of set replaced, as JSON.
+func captured(t *testing.T, file string, set map[string]any) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "captured", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	for k, v := range set {
+		ev[k] = v
+	}
+	return string(marshal(ev))
+}
+
+// Codex 0.169.0, from its captured events: the model's exec_command
+// arrives as Bash {command}, apply_patch as {command: PATCH}, the
+// response as a string; an ask is denied (Codex rejects it and runs the
+// command).
 func TestCodexDialect(t *testing.T) {
-	base := `"session_id":"c1","turn_id":"turn-1","cwd":"/w","model":"gpt-5","permission_mode":"default","transcript_path":null`
+	const dir = "codex-0.169.0/"
+	bash := func(id, cmd string) map[string]any {
+		return map[string]any{"tool_use_id": id, "tool_input": map[string]any{"command": cmd}}
+	}
 	runFlows(t, Codex{}, []flow{
-		{`{"hook_event_name":"SessionStart","source":"startup",` + base + `}`, `{}`},
-		{`{"hook_event_name":"UserPromptSubmit","prompt":"fix it",` + base + `}`,
+		{captured(t, dir+"SessionStart.json", nil), `{}`},
+		{captured(t, dir+"UserPromptSubmit.json", nil),
 			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"turn note"}}`},
-		{`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"call_1","tool_input":{"command":"rm -rf /"},` + base + `}`,
+		{captured(t, dir+"PreToolUse-echo.json", bash("call_1", "rm -rf /")),
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no rm -rf"}}`},
-		{`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"call_2","tool_input":{"command":"ls"},` + base + `}`,
+		{captured(t, dir+"PreToolUse-echo.json", bash("call_2", "ls")),
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"attune: arguments rewritten by a guard","updatedInput":{"command":"ls -la"}}}`},
-		{`{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"call_2","tool_input":{"command":"ls -la"},"tool_response":"a b",` + base + `}`,
+		{captured(t, dir+"PostToolUse-echo.json", bash("call_2", "ls -la")),
 			`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"checked codex/Bash"}}`},
-		{`{"hook_event_name":"PreToolUse","tool_name":"web_search","tool_use_id":"call_3","tool_input":{"query":"x"},` + base + `}`,
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"effect network is outside the ceiling of bot main"}}`},
-		{`{"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"done",` + base + `}`,
-			`{"decision":"block","reason":"verify first"}`},
-		{`{"hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"verified",` + base + `}`, `{}`},
+		// R4.8: Codex rejects "ask" and runs the command: deny instead
+		{captured(t, dir+"PreToolUse-echo.json", bash("call_3", "sudo make")),
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"attune: the call is marked ask (this call needs a person's confirmation, which the agent cannot ask for here: it was not run; ask the user to run it)"}}`},
+		{captured(t, dir+"PreToolUse-patch.json", nil), `{}`},
+		{captured(t, dir+"PostToolUse-patch.json", nil),
+			`{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"checked codex/apply_patch"}}`},
+		{captured(t, dir+"Stop.json", nil), `{"decision":"block","reason":"verify first"}`},
+		{captured(t, dir+"Stop.json", map[string]any{"stop_hook_active": true}), `{}`},
 	})
 }
 
