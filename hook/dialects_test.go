@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -151,4 +152,73 @@ func TestGeminiDialect(t *testing.T) {
 			`{"decision":"deny","reason":"verify first"}`},
 		{`{"hook_event_name":"AfterAgent","prompt":"fix it","prompt_response":"verified","stop_hook_active":true,` + base + `}`, `{}`},
 	})
+}
+
+// Copilot CLI 1.0.102, from its captured events: camelCase events carry no
+// event name (told by their fields), no tool call id; answers are read top
+// level. After a blocked agentStop Copilot submits the reason as a prompt:
+// the same turn continues, and the next stop ends it (R3.6, R3.7).
+func TestCopilotDialect(t *testing.T) {
+	const dir = "copilot-1.0.102/"
+	bash := func(cmd string) map[string]any {
+		return map[string]any{"toolArgs": map[string]any{"command": cmd, "description": "run"}}
+	}
+	runFlows(t, Copilot{}, []flow{
+		{captured(t, dir+"sessionStart.json", nil), `{}`},
+		{captured(t, dir+"userPromptSubmitted.json", nil), `{"additionalContext":"turn note"}`},
+		{captured(t, dir+"preToolUse-write.json", bash("rm -rf /")),
+			`{"permissionDecision":"deny","permissionDecisionReason":"no rm -rf"}`},
+		{captured(t, dir+"preToolUse-write.json", bash("ls")),
+			`{"permissionDecision":"allow","permissionDecisionReason":"attune: arguments rewritten by a guard","modifiedArgs":{"command":"ls -la","description":"run"}}`},
+		{captured(t, dir+"postToolUse-write.json", bash("ls -la")), `{"additionalContext":"checked copilot/bash"}`},
+		{captured(t, dir+"preToolUse-write.json", bash("sudo make")),
+			`{"permissionDecision":"ask","permissionDecisionReason":"attune: the call is marked ask"}`},
+		{captured(t, dir+"preToolUse-view.json", nil), `{}`},
+		{captured(t, dir+"postToolUseFailure-view.json", nil), `{}`}, // a failure: :post-fail, none here
+		{captured(t, dir+"agentStop.json", nil), `{"decision":"block","reason":"verify first"}`},
+		// the reason comes back as a prompt: the activated round goes on
+		{captured(t, dir+"userPromptSubmitted.json", map[string]any{"prompt": "verify first"}), `{}`},
+		{captured(t, dir+"agentStop.json", map[string]any{"stop_hook_active": true}), `{}`},
+		{captured(t, dir+"sessionEnd.json", nil), `{}`},
+	})
+}
+
+// Copilot CLI's events configured in Claude Code's spelling: snake_case
+// input, Claude Code's tool names, read as Copilot's own.
+func TestCopilotDialectPascal(t *testing.T) {
+	const dir = "copilot-1.0.102-pascal/"
+	runFlows(t, Copilot{}, []flow{
+		{captured(t, dir+"SessionStart.json", nil), `{}`},
+		{captured(t, dir+"UserPromptSubmit.json", nil), `{"additionalContext":"turn note"}`},
+		{captured(t, dir+"PreToolUse-write.json", map[string]any{"tool_input": map[string]any{"command": "rm -rf /"}}),
+			`{"permissionDecision":"deny","permissionDecisionReason":"no rm -rf"}`},
+		{captured(t, dir+"PostToolUse-write.json", nil), `{"additionalContext":"checked copilot/bash"}`},
+		{captured(t, dir+"PreToolUse-view.json", nil), `{}`},
+		{captured(t, dir+"PostToolUseFailure-view.json", nil), `{}`},
+		{captured(t, dir+"Stop.json", nil), `{"decision":"block","reason":"verify first"}`},
+		{captured(t, dir+"UserPromptSubmit.json", map[string]any{"prompt": "verify first"}), `{}`},
+		{captured(t, dir+"Stop.json", map[string]any{"stop_hook_active": true}), `{}`},
+	})
+}
+
+// Every event Copilot CLI sent is told apart by its fields alone (the
+// fixture's file name is the event it was configured for).
+func TestCopilotEventNames(t *testing.T) {
+	for _, dir := range []string{"copilot-1.0.102", "copilot-1.0.102-pascal"} {
+		files, _ := filepath.Glob(filepath.Join("testdata", "captured", dir, "*.json"))
+		if len(files) < 10 {
+			t.Fatalf("%s: %d fixtures", dir, len(files))
+		}
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			ev, err := Copilot{}.Parse(data)
+			want, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(f), ".json"), "-")
+			if err != nil || ev.Name != want || ev.Session == "" {
+				t.Errorf("%s: %q %v (session %q), want %s", f, ev.Name, err, ev.Session, want)
+			}
+			if ev.Kind == ToolPre && (ev.Tool != "bash" && ev.Tool != "view") {
+				t.Errorf("%s: tool %q", f, ev.Tool)
+			}
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,7 @@ type harness struct {
 	hook            string // the hook command every event runs
 	env             []string
 	trust           string // Codex: the [hooks.state] entries that trust h.hook
+	pascal          bool   // Copilot: configure the events in Claude Code's spelling
 	lastOut, errOut string
 }
 
@@ -61,7 +63,7 @@ func newHarness(t *testing.T, name, cfgTOML string, programs map[string]string) 
 func (h *harness) captureHook(t *testing.T, dir string) {
 	t.Helper()
 	script := filepath.Join(h.home, "capture.sh")
-	src := "#!/bin/sh\nf=" + dir + "/$(date +%s%N)-$$.json\ncat > \"$f.tmp\" && mv \"$f.tmp\" \"$f\"\necho '{}'\n"
+	src := "#!/bin/sh\nf=" + dir + "/$(date +%s%N)-$$-$1.json\ncat > \"$f.tmp\" && mv \"$f.tmp\" \"$f\"\necho '{}'\n"
 	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +207,8 @@ func (h *harness) codex(t *testing.T, m *model, prompt string) string {
 
 // --- captures ---
 
-// captured reads the events a capture hook wrote, in order.
+// capturedDir reads the events a capture hook wrote, in order; the
+// event's configured name, when the hook was given it, is under "(event)".
 func capturedDir(t *testing.T, dir string) []map[string]any {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -219,6 +222,9 @@ func capturedDir(t *testing.T, dir string) []map[string]any {
 		var ev map[string]any
 		if err := json.Unmarshal(data, &ev); err != nil {
 			t.Fatalf("%s: %v: %s", f, err, data)
+		}
+		if parts := strings.Split(strings.TrimSuffix(filepath.Base(f), ".json"), "-"); len(parts) == 3 && parts[2] != "" {
+			ev["(event)"] = parts[2]
 		}
 		evs = append(evs, ev)
 	}
@@ -236,10 +242,12 @@ func (h *harness) keepCaptures(t *testing.T, dir string, evs []map[string]any, n
 	out := filepath.Join("testdata", "captured", dir)
 	seen := map[string]int{}
 	for _, ev := range evs {
+		n := name(ev)
+		ev = maps.Clone(ev)
+		delete(ev, "(event)")
 		b, _ := json.MarshalIndent(ev, "", "  ")
 		s := strings.ReplaceAll(string(b), h.dir, "/project")
 		s = strings.ReplaceAll(s, h.home, "/home")
-		n := name(ev)
 		seen[n]++
 		if seen[n] > 1 {
 			n = fmt.Sprintf("%s-%d", n, seen[n])
@@ -258,4 +266,45 @@ func eventNames(evs []map[string]any, key string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// --- Copilot ---
+
+var copilotEvents = []string{"sessionStart", "userPromptSubmitted", "preToolUse", "postToolUse", "postToolUseFailure", "agentStop", "sessionEnd"}
+
+// copilotPascal are the same events as Copilot also reads them, in
+// Claude Code's spelling: configured so, they get snake_case payloads.
+var copilotPascal = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
+
+// copilotSetup writes .github/hooks/attune.json (h.hook for every event)
+// and trusts the project folder in $COPILOT_HOME/config.json, as the
+// folder-trust prompt would.
+func (h *harness) copilotSetup(t *testing.T) {
+	t.Helper()
+	hooks := map[string]any{}
+	events := copilotEvents
+	if h.pascal {
+		events = copilotPascal
+	}
+	for _, ev := range events {
+		cmd := h.hook
+		if strings.HasSuffix(cmd, "capture.sh") {
+			cmd += " " + ev
+		}
+		hooks[ev] = []any{map[string]any{"type": "command", "bash": cmd, "timeoutSec": 60}}
+	}
+	writeJSON(t, filepath.Join(h.dir, ".github", "hooks", "attune.json"), map[string]any{"version": 1, "hooks": hooks})
+	writeJSON(t, filepath.Join(h.home, ".copilot", "config.json"), map[string]any{"trusted_folders": []string{h.dir}})
+}
+
+// copilot runs `copilot -p` once with prompt against m, offline, the
+// stand-in model as its own provider.
+func (h *harness) copilot(t *testing.T, m *model, prompt string) string {
+	t.Helper()
+	h.copilotSetup(t)
+	cache := filepath.Join(peertest.Peers(t), "node_modules", ".copilot-cache")
+	return h.exec(t, peerBin(t, "copilot"), []string{"-p", prompt, "--allow-all-tools", "--no-color"},
+		[]string{"COPILOT_HOME=" + filepath.Join(h.home, ".copilot"), "COPILOT_PKG_CACHE_HOME=" + cache,
+			"COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=" + m.url + "/v1", "COPILOT_PROVIDER_API_KEY=sk-test",
+			"COPILOT_PROVIDER_MODEL_ID=stand-in", "COPILOT_AUTO_UPDATE=false"})
 }

@@ -244,7 +244,7 @@ func (r *Runtime) dispatch(ctx context.Context, d Dialect, h *config.HookHarness
 	case ToolPost, ToolFail:
 		a, err = r.toolPost(ctx, d, h, inst, ev)
 	case Stop, SubagentStop:
-		a, err = r.stop(ctx, inst, ev)
+		a, err = r.stop(ctx, inst, main, ev)
 	case SessionEnd:
 		if inst.Turn().InTurn {
 			_, err = inst.EndTurn(ctx)
@@ -294,8 +294,18 @@ func (r *Runtime) instance(ctx context.Context, d Dialect, h *config.HookHarness
 	return i, nil
 }
 
-// prompt: turn begin, then round begin; a refusal blocks the prompt.
+// prompt: turn begin, then round begin; a refusal blocks the prompt. The
+// prompt a harness submits itself after a blocked stop (Gemini CLI, Copilot
+// CLI: the stop's reason as the next user message) continues the turn in
+// the round that stop activated.
 func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string, ev Event) (Answer, error) {
+	if rec, err := r.e.Store().GetRecord(ctx, "hook", main+"/continued"); err == nil {
+		_ = r.e.Store().DeleteRecord(ctx, "hook", main+"/continued")
+		want := strings.TrimSpace(string(rec))
+		if ts := inst.Turn(); ts.InTurn && ts.InRound && want != "" && strings.Contains(ev.Prompt, want) {
+			return Answer{}, nil
+		}
+	}
 	if inst.Turn().InTurn { // the last turn never saw its Stop
 		if _, err := inst.EndTurn(ctx); err != nil {
 			return Answer{}, err
@@ -492,8 +502,9 @@ func (r *Runtime) toolPost(ctx context.Context, d Dialect, h *config.HookHarness
 }
 
 // stop: round end with host_continue false; an activating note opens the
-// next round and the agent continues with the notes placed into it.
-func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (Answer, error) {
+// next round and the agent continues with the notes placed into it (kept,
+// to know the prompt a harness may submit with them: prompt).
+func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, main string, ev Event) (Answer, error) {
 	ts := inst.Turn()
 	inTurn, inRound := ts.InTurn, ts.InRound
 	if !inTurn {
@@ -521,6 +532,11 @@ func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (An
 				text := noteText(rb.Notes)
 				if text == "" {
 					text = activating(end.Notes)
+				}
+				if ev.Kind == Stop {
+					if err := r.e.Store().PutRecord(ctx, "hook", main+"/continued", []byte(text)); err != nil {
+						return Answer{}, err
+					}
 				}
 				return Answer{Decision: "block", Reason: text}, nil
 			}

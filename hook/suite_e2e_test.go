@@ -245,3 +245,13 @@ func noteIn(s, what string) string {
 	}
 	return strings.Join(out, " | ")
 }
+
+// R4.3, R3.6, R4.8, R5.10 with the real Copilot CLI.
+func TestCopilotE2E(t *testing.T) {
+	runSuite(t, cliSuite{name: "copilot", wire: wireChat, path: "copilot/bash",
+		shell: func(id, cmd string) fcall {
+			return fcall{ID: id, Name: "bash", Args: map[string]any{"command": cmd, "description": "run"}}
+		},
+		run: func(t *testing.T, h *harness, m *model, prompt string) { h.copilot(t, m, prompt) },
+	})
+}

@@ -25,7 +25,7 @@ const hookUsage = `usage:
   attune hook install DIALECT [--project DIR] [--config FILE] [--http ADDR]
   attune hook uninstall DIALECT [--project DIR]
   attune hook serve DIALECT --listen 127.0.0.1:PORT [--config FILE] [--listen-any]
-DIALECT is claude, codex, cursor or gemini. The configuration is --config, else
+DIALECT is claude, codex, copilot, cursor or gemini. The configuration is --config, else
 $ATTUNE_CONFIG, else attune.toml in $CLAUDE_PROJECT_DIR or the working directory.
 `
 
@@ -52,7 +52,7 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	d, ok := hook.Dialects(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "attune hook: unknown dialect %q (want claude, codex, cursor or gemini)\n", args[0])
+		fmt.Fprintf(stderr, "attune hook: unknown dialect %q (want claude, codex, copilot, cursor or gemini)\n", args[0])
 		fmt.Fprint(stderr, hookUsage)
 		return 2
 	}
