@@ -128,30 +128,58 @@ func TestCursorDialect(t *testing.T) {
 	})
 }
 
-// Gemini CLI: BeforeAgent / BeforeTool / AfterTool / AfterAgent with
-// decision allow|deny and hookSpecificOutput.tool_input.
+// Gemini CLI 0.61.0, from its captured events: decision allow|deny,
+// hookSpecificOutput.tool_input replaces the arguments (a rewrite goes
+// whole, a dropped argument included), an ask is denied (headless it would
+// hang), PreCompress "auto" (before every request) is no compaction, and
+// the reason of a blocked AfterAgent, submitted as the next BeforeAgent,
+// continues the turn (R3.6, R3.7).
 func TestGeminiDialect(t *testing.T) {
-	base := `"session_id":"g1","transcript_path":"/t.json","cwd":"/w","timestamp":"2026-01-28T10:00:00Z"`
+	const dir = "gemini-0.61.0/"
+	shell := func(cmd string, more ...any) map[string]any {
+		in := map[string]any{"command": cmd}
+		for k := 0; k+1 < len(more); k += 2 {
+			in[more[k].(string)] = more[k+1]
+		}
+		return map[string]any{"tool_input": in}
+	}
 	runFlows(t, Gemini{}, []flow{
-		{`{"hook_event_name":"SessionStart","source":"startup",` + base + `}`, `{}`},
-		{`{"hook_event_name":"BeforeAgent","prompt":"fix it",` + base + `}`,
+		{captured(t, dir+"SessionStart.json", nil), `{}`},
+		{captured(t, dir+"BeforeAgent.json", nil),
 			`{"hookSpecificOutput":{"hookEventName":"BeforeAgent","additionalContext":"turn note"}}`},
-		{`{"hook_event_name":"BeforeModel","llm_request":{"model":"gemini"},` + base + `}`, `{}`},
-		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"rm -rf /"},` + base + `}`,
-			`{"decision":"deny","reason":"no rm -rf"}`},
-		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"},` + base + `}`,
+		{captured(t, dir+"PreCompress.json", nil), `{}`},
+		{captured(t, dir+"BeforeTool-write.json", shell("rm -rf /")), `{"decision":"deny","reason":"no rm -rf"}`},
+		{captured(t, dir+"BeforeTool-write.json", shell("ls")),
 			`{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"ls -la"}}}`},
-		// Gemini CLI merges tool_input: a dropped argument cannot be said so
-		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls -R","dir_path":"src"},` + base + `}`,
-			`{"decision":"deny","reason":"attune rewrote this call to {\"command\":\"ls\"}; run that instead"}`},
-		{`{"hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"ls"},"tool_response":{"llmContent":"a b","returnDisplay":"a b"},` + base + `}`,
+		// Gemini CLI replaces the arguments: the rewrite drops dir_path
+		{captured(t, dir+"BeforeTool-write.json", shell("ls -R", "dir_path", "src")),
+			`{"hookSpecificOutput":{"hookEventName":"BeforeTool","tool_input":{"command":"ls"}}}`},
+		{captured(t, dir+"AfterTool-write.json", shell("ls -la")),
 			`{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"checked gemini/run_shell_command"}}`},
-		{`{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"sudo x"},` + base + `}`,
-			`{"decision":"deny","reason":"attune: the call is marked ask (this call needs a person's confirmation)"}`},
-		{`{"hook_event_name":"AfterAgent","prompt":"fix it","prompt_response":"done","stop_hook_active":false,` + base + `}`,
-			`{"decision":"deny","reason":"verify first"}`},
-		{`{"hook_event_name":"AfterAgent","prompt":"fix it","prompt_response":"verified","stop_hook_active":true,` + base + `}`, `{}`},
+		{captured(t, dir+"BeforeTool-write.json", shell("sudo x")),
+			`{"decision":"deny","reason":"attune: the call is marked ask (this call needs a person's confirmation, which the agent cannot ask for here: it was not run; ask the user to run it)"}`},
+		{captured(t, dir+"BeforeTool-read.json", nil), `{}`},
+		{captured(t, dir+"AfterTool-read.json", nil), `{}`}, // a failure: :post-fail, none here
+		{captured(t, dir+"AfterAgent.json", nil), `{"decision":"deny","reason":"verify first"}`},
+		{captured(t, dir+"BeforeAgent.json", map[string]any{"prompt": "verify first"}), `{}`},
+		{captured(t, dir+"AfterAgent.json", map[string]any{"stop_hook_active": true, "prompt": "verify first"}), `{}`},
+		{captured(t, dir+"SessionEnd.json", nil), `{}`},
 	})
+}
+
+// Gemini CLI's events as the dialect reads them: a failed tool's message,
+// PreCompress kinds.
+func TestGeminiParse(t *testing.T) {
+	ev, err := Gemini{}.Parse([]byte(captured(t, "gemini-0.61.0/AfterTool-read.json", nil)))
+	if err != nil || ev.Kind != ToolFail || ev.Error != "File not found: /project/missing.txt" {
+		t.Errorf("failed read_file: %v %v %q", ev.Kind, err, ev.Error)
+	}
+	for trigger, want := range map[string]Kind{"auto": Other, "manual": Compact} {
+		ev, err := Gemini{}.Parse([]byte(captured(t, "gemini-0.61.0/PreCompress.json", map[string]any{"trigger": trigger})))
+		if err != nil || ev.Kind != want {
+			t.Errorf("PreCompress %s: %v %v", trigger, ev.Kind, err)
+		}
+	}
 }
 
 // Copilot CLI 1.0.102, from its captured events: camelCase events carry no

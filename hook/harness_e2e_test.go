@@ -308,3 +308,37 @@ func (h *harness) copilot(t *testing.T, m *model, prompt string) string {
 			"COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=" + m.url + "/v1", "COPILOT_PROVIDER_API_KEY=sk-test",
 			"COPILOT_PROVIDER_MODEL_ID=stand-in", "COPILOT_AUTO_UPDATE=false"})
 }
+
+// --- Gemini CLI ---
+
+var geminiEvents = []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "PreCompress", "SessionEnd"}
+
+// geminiSetup writes the project's .gemini/settings.json: h.hook for every
+// event, timeouts in milliseconds.
+func (h *harness) geminiSetup(t *testing.T) {
+	t.Helper()
+	hooks := map[string]any{}
+	for _, ev := range geminiEvents {
+		g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": h.hook, "timeout": 60000}}}
+		if ev == "BeforeTool" || ev == "AfterTool" {
+			g["matcher"] = "*"
+		}
+		hooks[ev] = []any{g}
+	}
+	writeJSON(t, filepath.Join(h.dir, ".gemini", "settings.json"), map[string]any{"hooksConfig": map[string]any{"enabled": true}, "hooks": hooks})
+	writeJSON(t, filepath.Join(h.home, ".gemini", "settings.json"), map[string]any{
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"general":  map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":  map[string]any{"usageStatisticsEnabled": false},
+	})
+}
+
+// gemini runs `gemini -p` once with prompt against m (--yolo: the tools
+// run without a person's confirmation, only the hooks judge them).
+func (h *harness) gemini(t *testing.T, m *model, prompt string, args ...string) string {
+	t.Helper()
+	h.geminiSetup(t)
+	return h.exec(t, peerBin(t, "gemini"), append([]string{"-p", prompt, "--yolo"}, args...),
+		[]string{"GEMINI_API_KEY=sk-test", "GOOGLE_GEMINI_BASE_URL=" + m.url, "GEMINI_CLI_TRUST_WORKSPACE=true",
+			"GEMINI_CLI_NO_RELAUNCH=true", "NO_BROWSER=true"})
+}

@@ -183,7 +183,7 @@ func (m *model) gemini(w http.ResponseWriter, r *http.Request, rep reply) {
 		text := rep.Text
 		if !strings.Contains(r.URL.Path, ":streamGenerateContent") {
 			// a check Gemini CLI asks for as JSON (next speaker, routing)
-			text = `{"reasoning": "the answer is complete", "next_speaker": "user", "model_choice": "flash"}`
+			text = `{"reasoning": "the answer is complete", "next_speaker": "user", "model_choice": "flash", "complexity_reasoning": "simple", "complexity_score": 10}`
 		}
 		parts = append(parts, map[string]any{"text": text})
 	}

@@ -255,3 +255,13 @@ func TestCopilotE2E(t *testing.T) {
 		run: func(t *testing.T, h *harness, m *model, prompt string) { h.copilot(t, m, prompt) },
 	})
 }
+
+// R4.3, R3.6, R4.8, R5.10 with the real Gemini CLI.
+func TestGeminiE2E(t *testing.T) {
+	runSuite(t, cliSuite{name: "gemini", wire: wireGemini, path: "gemini/run_shell_command",
+		shell: func(id, cmd string) fcall {
+			return fcall{ID: id, Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "run"}}
+		},
+		run: func(t *testing.T, h *harness, m *model, prompt string) { h.gemini(t, m, prompt) },
+	})
+}
