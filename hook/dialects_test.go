@@ -124,6 +124,8 @@ func TestCursorDialect(t *testing.T) {
 		{`{"hook_event_name":"afterMCPExecution","tool_name":"query","tool_input":"{\"sql\":\"select 1\"}","result_json":"[1]",` + base + `}`,
 			`{"additional_context":"checked mcp/cursor/query"}`},
 		{`{"hook_event_name":"stop","status":"completed","loop_count":0,` + base + `}`, `{"followup_message":"verify first"}`},
+		// the followup comes back as a prompt: the activated round goes on (R3.6)
+		{`{"hook_event_name":"beforeSubmitPrompt","prompt":"verify first","attachments":[],` + base + `}`, `{"continue":true}`},
 		{`{"hook_event_name":"stop","status":"completed","loop_count":1,` + base + `}`, `{}`},
 	})
 }
@@ -249,4 +251,25 @@ func TestCopilotEventNames(t *testing.T) {
 			}
 		}
 	}
+}
+
+// R3.6, R3.7: the prompt a harness submits itself after a blocked stop
+// (the stop's reason) continues the turn in the activated round, so the
+// gate fires once; a prompt of the user's own after a blocked stop opens
+// a new turn.
+func TestStopContinuation(t *testing.T) {
+	base := `"session_id":"k1","cwd":"/w"`
+	runFlows(t, Claude{}, []flow{
+		{`{"hook_event_name":"UserPromptSubmit","prompt":"fix it",` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"turn note"}}`},
+		{`{"hook_event_name":"Stop","stop_hook_active":false,` + base + `}`, `{"decision":"block","reason":"verify first"}`},
+		{`{"hook_event_name":"UserPromptSubmit","prompt":"verify first",` + base + `}`, `{}`},
+		{`{"hook_event_name":"Stop","stop_hook_active":true,` + base + `}`, `{}`},
+		// a new turn: its own gate
+		{`{"hook_event_name":"UserPromptSubmit","prompt":"next",` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"turn note"}}`},
+		{`{"hook_event_name":"Stop","stop_hook_active":false,` + base + `}`, `{"decision":"block","reason":"verify first"}`},
+		{`{"hook_event_name":"UserPromptSubmit","prompt":"something else",` + base + `}`,
+			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"turn note"}}`},
+	})
 }
