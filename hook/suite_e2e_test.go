@@ -145,9 +145,11 @@ end)`))
 		if _, err := os.Stat(marker); err == nil {
 			t.Fatal("the call marked for confirmation ran unconfirmed")
 		}
-		if reqs := m.requests(); len(reqs) < 2 || !strings.Contains(reqs[1], "confirm") {
-			t.Errorf("the model was not told why (%d requests): %s", len(reqs), last(reqs))
+		reqs := m.requests()
+		if len(reqs) < 2 || !strings.Contains(reqs[1], "the call is marked confirm") {
+			t.Fatalf("the model was not told why (%d requests): %s", len(reqs), last(reqs))
 		}
+		t.Logf("the model was told: %s", noteIn(reqs[1], "the call is marked confirm"))
 	})
 
 	// R5.10: a project owner counts the calls of every session; the count
