@@ -59,7 +59,7 @@ func runFlows(t *testing.T, d Dialect, flows []flow) {
 
 // captured is an event the real CLI sent (testdata/captured/FILE), with
 // the top-level fields of set replaced, as JSON.
-func captured(t *testing.T, file string, set map[string]any) string {
+func captured(t testing.TB, file string, set map[string]any) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "captured", file))
 	if err != nil {
