@@ -267,3 +267,15 @@ func TestGeminiE2E(t *testing.T) {
 		run: func(t *testing.T, h *harness, m *model, prompt string) { h.gemini(t, m, prompt) },
 	})
 }
+
+// The same with Copilot's hooks configured in Claude Code's spelling
+// (PreToolUse, ...): snake_case events with Claude's tool names, which the
+// dialect reads as Copilot's own (copilot/bash).
+func TestCopilotPascalE2E(t *testing.T) {
+	runSuite(t, cliSuite{name: "copilot", wire: wireChat, path: "copilot/bash",
+		shell: func(id, cmd string) fcall {
+			return fcall{ID: id, Name: "bash", Args: map[string]any{"command": cmd, "description": "run"}}
+		},
+		run: func(t *testing.T, h *harness, m *model, prompt string) { h.pascal = true; h.copilot(t, m, prompt) },
+	})
+}
