@@ -202,6 +202,16 @@ func (Copilot) Parse(data []byte) (Event, error) {
 	return ev, nil
 }
 
+// unnamed is what an event too large to read is when its start names no
+// event (a camelCase event, whose toolArgs come before its toolName): a
+// tool call, denied (a tool call's answer is ignored on any other event).
+func (Copilot) unnamed(ev Event) Event {
+	if ev.Name == "" {
+		return Event{Kind: ToolPre, Name: "preToolUse"}
+	}
+	return ev
+}
+
 // Render implements Dialect.
 func (Copilot) Render(ev Event, a Answer) []byte {
 	out := map[string]any{}

@@ -146,8 +146,17 @@ func Failure(ev Event, err error, failOpen bool) Answer {
 // read whole (data is its first MaxEvent+1 bytes; the agents write the name
 // before the tool's input), so that a tool call it names is denied
 // (BadEvent) rather than let through unjudged. Event{} when the name is
-// not found.
+// not found, unless the dialect's events may name no event (Copilot CLI):
+// then it says what such an event is.
 func Oversize(d Dialect, data []byte) Event {
+	ev := oversizeNamed(d, data)
+	if u, ok := d.(interface{ unnamed(Event) Event }); ok {
+		return u.unnamed(ev)
+	}
+	return ev
+}
+
+func oversizeNamed(d Dialect, data []byte) Event {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return Event{}
