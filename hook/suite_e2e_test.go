@@ -126,6 +126,21 @@ end)`))
 		}
 	})
 
+	// R3.3: a refused turn blocks the prompt: the model never sees it.
+	t.Run("prompt-refused", func(t *testing.T) {
+		h := newHarness(t, s.name, bot, prog(`
+guard.turn(function(b, invoke)
+  if b.input and b.input:find("SECRET%-PLAN") then return refuse("attune refuses this prompt") end
+  return invoke()
+end)`))
+		m := newModel(t, s.wire, func(n int, body string) reply { return reply{Text: "answered"} })
+		h.mayFail = true // a CLI may exit non-zero when its prompt is refused
+		s.run(t, h, m, "tell me the SECRET-PLAN")
+		if text := m.allText(); strings.Contains(text, "SECRET-PLAN") {
+			t.Fatalf("the refused prompt reached the model: %s", noteIn(text, "SECRET-PLAN"))
+		}
+	})
+
 	// R4.8: a call marked for confirmation never runs unconfirmed (headless,
 	// nobody can confirm: the strict answer).
 	t.Run("ask", func(t *testing.T) {
