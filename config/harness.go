@@ -9,7 +9,7 @@ import (
 
 // hookDialects are the coding agents whose hooks attune answers (never
 // changed).
-var hookDialects = []string{"claude", "codex", "cursor", "gemini"}
+var hookDialects = []string{"claude", "codex", "copilot", "cursor", "gemini"}
 
 // HookDialects returns the coding agents whose hooks attune answers, the
 // keys of [harness.DIALECT] tables that configure `attune hook DIALECT`

@@ -149,3 +149,35 @@ func TestOversizeToolPreDenies(t *testing.T) {
 		t.Errorf("an oversize prompt: %d %v", code, m)
 	}
 }
+
+// Copilot CLI's camelCase events name no event, and their toolArgs come
+// before the toolName: a preToolUse padded past 16 MiB is still denied.
+// Input of no known shape is denied too.
+func TestCopilotOversizeDenies(t *testing.T) {
+	dir := t.TempDir()
+	pad := strings.Repeat(" ", MaxEvent)
+	run := func(stdin string) map[string]any {
+		cmd := exec.Command(attuneBin, "hook", "copilot")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.Output()
+		var m map[string]any
+		if err != nil || json.Unmarshal(out, &m) != nil {
+			t.Fatalf("%v: %q", err, out)
+		}
+		return m
+	}
+	m := run(`{"cwd":"/w","sessionId":"s","toolArgs":{"command":"rm -rf /` + pad + `"},"toolName":"bash"}`)
+	if m["permissionDecision"] != "deny" || !strings.Contains(m["permissionDecisionReason"].(string), "larger than") {
+		t.Errorf("oversize preToolUse: %v", m)
+	}
+	// input that tells no event may be a tool call: denied (Copilot ignores
+	// a decision on any other event)
+	if m := run(`{"cwd":"/w","sessionId":"s","weird":1}`); m["permissionDecision"] != "deny" {
+		t.Errorf("an event of no known shape: %v", m)
+	}
+	if m := run(`{"cwd":"/w","sessionId":"s","toolArgs":7,"toolName":"bash"}`); m["permissionDecision"] != "deny" {
+		t.Errorf("a preToolUse with bad toolArgs: %v", m)
+	}
+}

@@ -179,3 +179,65 @@ end)`})
 		})
 	}
 }
+
+// BenchmarkHookDialect: a fresh attune process per PreToolUse event of
+// each dialect (the events the real CLIs sent, testdata/captured; Cursor's
+// its published format), one Lua guard on the agent's shell tool, the
+// SQLite store: every dialect costs what Claude's does, measured in the
+// same run:
+//
+//	go test ./hook -run XXX -bench HookDialect -benchtime 30x -count 3
+func BenchmarkHookDialect(b *testing.B) {
+	shell := func(k int) map[string]any { return map[string]any{"command": fmt.Sprintf("go test ./... # %d", k)} }
+	dialects := []struct {
+		name, path string
+		prompt     func() []byte
+		pre        func(k int) []byte
+	}{
+		{"claude", "claude/Bash",
+			func() []byte {
+				return []byte(`{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"go"}`)
+			}, preEvent},
+		{"codex", "codex/Bash",
+			func() []byte { return []byte(captured(b, "codex-0.169.0/UserPromptSubmit.json", nil)) },
+			func(k int) []byte {
+				return []byte(captured(b, "codex-0.169.0/PreToolUse-echo.json", map[string]any{"tool_use_id": fmt.Sprintf("call_%d", k), "tool_input": shell(k)}))
+			}},
+		{"gemini", "gemini/run_shell_command",
+			func() []byte { return []byte(captured(b, "gemini-0.61.0/BeforeAgent.json", nil)) },
+			func(k int) []byte {
+				return []byte(captured(b, "gemini-0.61.0/BeforeTool-write.json", map[string]any{"tool_input": shell(k)}))
+			}},
+		{"copilot", "copilot/bash",
+			func() []byte { return []byte(captured(b, "copilot-1.0.102/userPromptSubmitted.json", nil)) },
+			func(k int) []byte {
+				return []byte(captured(b, "copilot-1.0.102/preToolUse-write.json", map[string]any{"toolArgs": shell(k)}))
+			}},
+		{"cursor", "cursor/Shell",
+			func() []byte {
+				return []byte(`{"hook_event_name":"beforeSubmitPrompt","conversation_id":"bench","generation_id":"g","prompt":"go"}`)
+			},
+			func(k int) []byte {
+				return []byte(fmt.Sprintf(`{"hook_event_name":"preToolUse","conversation_id":"bench","generation_id":"g","tool_name":"Shell","tool_use_id":"tu_%d","tool_input":{"command":"go test ./... # %d"}}`, k, k))
+			}},
+	}
+	for _, d := range dialects {
+		b.Run(d.name, func(b *testing.B) {
+			cfg := benchProject(b, `"g"`, map[string]string{"g.lua": `
+guard.tool("` + d.path + `", function(call, invoke)
+  if string.find(call.args.command, "rm -rf", 1, true) then return refuse("no") end
+  return invoke()
+end)`})
+			args := []string{attuneBin, "hook", d.name, "--config", cfg}
+			execHook(b, args, d.prompt())
+			events := make([][]byte, b.N)
+			for k := range events {
+				events[k] = d.pre(k)
+			}
+			b.ResetTimer()
+			for k := range b.N {
+				execHook(b, args, events[k])
+			}
+		})
+	}
+}

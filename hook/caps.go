@@ -14,6 +14,10 @@ type Caps struct {
 	// decision. Without it a rewrite no guard gave a verdict asks (Ask), or
 	// is denied with the rewritten call in the reason.
 	RewriteAlone bool
+	// RewriteAllow: the agent applies a rewritten input only with an
+	// allow (Codex, Copilot CLI). A rewrite no guard gave a verdict is
+	// then answered allow with it: denied, no rewrite could ever run there.
+	RewriteAllow bool
 	// Halt: any answer can end the agent's turn (continue: false,
 	// stopReason). Without it a halt denies the tool call, or blocks the
 	// prompt or the result; elsewhere it goes to the user.
@@ -32,9 +36,12 @@ var capsByDialect = map[string]Caps{
 	"claude": {Ask: true, Halt: true, ReplaceResult: true, WithholdResult: true},
 	// Codex rejects "ask" and then runs the command; it applies a rewrite
 	// only with an allow.
-	"codex":  {},
+	"codex":  {RewriteAllow: true},
 	"cursor": {Ask: true},
 	"gemini": {RewriteAlone: true},
+	// Copilot CLI asks its user (a headless run denies an ask itself);
+	// modifiedArgs come with an allow.
+	"copilot": {Ask: true, RewriteAllow: true},
 }
 
 // CapsOf returns the Caps of dialect d (none for a dialect the table does
@@ -60,7 +67,7 @@ func tighten(c Caps, ev Event, a Answer) Answer {
 	}
 	if ev.Kind == ToolPre && a.Decision == "ask" && !c.Ask {
 		a.Decision = "deny"
-		a.Reason = strings.TrimSpace(a.Reason + " (this call needs a person's confirmation)")
+		a.Reason = strings.TrimSpace(a.Reason + " (this call needs a person's confirmation, which the agent cannot ask for here: it was not run; ask the user to run it)")
 	}
 	if ev.Kind == ToolPre && a.Decision == "deny" {
 		a.UpdatedInput = nil

@@ -1,5 +1,6 @@
-// Package hook makes attune the hook runtime of coding agents: Claude Code
-// (and, on the same core, the agents that reuse its format). The agent runs
+// Package hook makes attune the hook runtime of coding agents: Claude Code,
+// and on the same core Codex, Gemini CLI, Copilot CLI and Cursor (codex.go,
+// gemini.go, copilot.go, cursor.go say how each differs). The agent runs
 // a hook as one process per event, with the event as JSON on stdin and the
 // answer as JSON on stdout; `attune hook claude` is that process, and
 // `attune hook serve claude` answers the same events over HTTP.
@@ -60,7 +61,9 @@
 //     last assistant message. An activating note continues the loop: the
 //     answer blocks the stop with the text of the notes placed into the next
 //     (activated) round. Otherwise the turn ends; its loop-end notes go to
-//     the user as a system message.
+//     the user as a system message. Agents that send the text of a blocked
+//     stop back as the next prompt (Gemini CLI, Copilot CLI, Cursor) do not
+//     open a new turn with it: the prompt continues the activated round.
 //   - SessionStart clear/compact and PreCompact: the next turn is
 //     context_fresh. SessionEnd: the open turn ends, the instance stops.
 //

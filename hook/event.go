@@ -136,6 +136,8 @@ func Dialects(name string) (Dialect, bool) {
 		return Claude{}, true
 	case "codex":
 		return Codex{}, true
+	case "copilot":
+		return Copilot{}, true
 	case "cursor":
 		return Cursor{}, true
 	case "gemini":

@@ -6,17 +6,28 @@ import (
 	"strings"
 )
 
-// Gemini is the dialect of Gemini CLI's hooks: BeforeAgent (the prompt),
-// BeforeTool and AfterTool, AfterAgent (the final response), SessionStart,
-// SessionEnd and PreCompress; answers carry decision allow or deny, reason,
-// and hookSpecificOutput (additionalContext; tool_input, which Gemini CLI
-// merges over the model's arguments; a rewrite that drops an argument
-// cannot be said that way, so it is denied with the rewritten call in the
-// reason).
+// Gemini is the dialect of Gemini CLI's hooks (read from Gemini CLI
+// 0.61.0's own events, testdata/captured/gemini-0.61.0): BeforeAgent (the
+// prompt), BeforeTool and AfterTool, AfterAgent (the final response),
+// SessionStart, SessionEnd and PreCompress; answers carry decision allow
+// or deny, reason, and hookSpecificOutput (additionalContext; tool_input,
+// which replaces the model's arguments: a rewrite is sent whole).
 //
 // Gemini CLI gives a tool call no id: BeforeTool and AfterTool of one call
-// are matched by the tool's name and the model's arguments. It has no
-// "ask": a call marked with an ask mark is denied with the reason.
+// are matched by the tool's name and the model's arguments. A failed tool
+// is an AfterTool whose tool_response has an error.
+//
+// After a blocked AfterAgent, Gemini CLI submits the reason as the next
+// prompt (a BeforeAgent): the turn goes on in the round the stop
+// activated (Runtime.prompt). It fires PreCompress with trigger "auto"
+// before every model request, whether it then compresses or not, and says
+// nothing after a compression: only a /compress (trigger "manual") makes
+// the next turn context_fresh. Gemini CLI shows additionalContext to the
+// model with < and > written as &lt; and &gt;.
+//
+// Gemini CLI can ask for a confirmation, but a headless run (-p, --yolo)
+// then waits for nobody without end: a call marked with an ask mark is
+// denied with the reason.
 type Gemini struct{}
 
 // Name implements Dialect.
@@ -29,7 +40,7 @@ var geminiKinds = map[string]Kind{
 	"AfterTool":           ToolPost,
 	"AfterAgent":          Stop,
 	"SessionEnd":          SessionEnd,
-	"PreCompress":         Compact,
+	"PreCompress":         Compact, // trigger "manual" only: Parse
 	"BeforeModel":         Other,
 	"AfterModel":          Other,
 	"BeforeToolSelection": Other,
@@ -52,13 +63,23 @@ func (Gemini) Parse(data []byte) (Event, error) {
 	if err != nil {
 		return ev, err
 	}
+	if ev.Kind == Compact && in.Trigger != "manual" {
+		ev.Kind = Other // before every request; nothing says it compressed
+	}
 	if ev.Kind == ToolPost {
 		if m, ok := ev.ToolResponse.(map[string]any); ok {
 			if e, ok := m["error"]; ok && e != nil && e != "" {
 				ev.Kind = ToolFail
-				if s, ok := e.(string); ok {
-					ev.Error = s
-				} else {
+				switch x := e.(type) {
+				case string:
+					ev.Error = x
+				case map[string]any:
+					if msg, ok := x["message"].(string); ok && msg != "" {
+						ev.Error = msg
+						break
+					}
+					ev.Error = string(marshal(e))
+				default:
 					ev.Error = string(marshal(e))
 				}
 			}
@@ -77,27 +98,16 @@ func (Gemini) Render(ev Event, a Answer) []byte {
 		out["systemMessage"] = a.SystemMessage
 	}
 	specific := map[string]any{}
-	if ev.Kind == ToolPre && a.UpdatedInput != nil && a.Decision != "deny" && a.Decision != "block" {
-		for k := range ev.ToolInput {
-			if _, kept := a.UpdatedInput[k]; !kept {
-				// Gemini CLI merges tool_input over the model's arguments: a
-				// key a guard removed would stay. Refuse, naming the call.
-				a.Decision, a.Reason = "deny", "attune rewrote this call to "+string(marshal(a.UpdatedInput))+"; run that instead"
-				a.UpdatedInput = nil
-				break
-			}
-		}
+	if ev.Kind == ToolPre && a.Decision == "ask" { // headless, it would hang: fail closed
+		a = askDenied(a)
 	}
 	switch a.Decision {
 	case "deny", "block":
 		out["decision"] = "deny"
 		out["reason"] = a.Reason
-	case "ask": // Gemini CLI cannot ask: fail closed
-		out["decision"] = "deny"
-		out["reason"] = a.Reason + " (this call needs a person's confirmation)"
 	}
-	if ev.Kind == ToolPre && a.UpdatedInput != nil && a.Decision != "ask" {
-		specific["tool_input"] = a.UpdatedInput
+	if ev.Kind == ToolPre && a.UpdatedInput != nil && a.Decision != "deny" {
+		specific["tool_input"] = a.UpdatedInput // replaces the arguments
 	}
 	if a.Context != "" && (ev.Kind == Prompt || ev.Kind == ToolPost || ev.Kind == ToolFail || ev.Kind == SessionStart) {
 		specific["additionalContext"] = a.Context

@@ -265,7 +265,7 @@ func (r *Runtime) dispatch(ctx context.Context, d Dialect, h *config.HookHarness
 	case ToolPost, ToolFail:
 		a, err = r.toolPost(ctx, d, h, inst, ev)
 	case Stop, SubagentStop:
-		a, err = r.stop(ctx, inst, ev)
+		a, err = r.stop(ctx, inst, main, ev)
 	case SessionStart:
 		a, err = r.session(ctx, inst, "start", ev.Source)
 	case SubagentStart:
@@ -356,8 +356,18 @@ func placeNow(ctx context.Context, inst *engine.Instance, a *Answer) error {
 	return nil
 }
 
-// prompt: turn begin, then round begin; a refusal blocks the prompt.
+// prompt: turn begin, then round begin; a refusal blocks the prompt. The
+// prompt a harness submits itself after a blocked stop (Gemini CLI, Copilot
+// CLI: the stop's reason as the next user message) continues the turn in
+// the round that stop activated.
 func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string, ev Event) (Answer, error) {
+	if rec, err := r.e.Store().GetRecord(ctx, "hook", main+"/continued"); err == nil {
+		_ = r.e.Store().DeleteRecord(ctx, "hook", main+"/continued")
+		want := strings.TrimSpace(string(rec))
+		if ts := inst.Turn(); ts.InTurn && ts.InRound && want != "" && strings.Contains(ev.Prompt, want) {
+			return Answer{}, nil
+		}
+	}
 	if inst.Turn().InTurn { // the last turn never saw its Stop
 		if _, err := inst.EndTurn(ctx); err != nil {
 			return Answer{}, err
@@ -552,9 +562,12 @@ func (r *Runtime) toolPre(ctx context.Context, d Dialect, h *config.HookHarness,
 				// a rewrite no guard gave a verdict: not an approval (that
 				// would skip the agent's permission rules); the agent
 				// needs a decision to apply it, and gets the stricter one
-				if c.Ask {
+				switch {
+				case c.RewriteAllow:
+					a.Decision, a.Reason = "allow", "attune: arguments rewritten by a guard"
+				case c.Ask:
 					a.Decision, a.Reason = "ask", "attune: arguments rewritten by a guard"
-				} else {
+				default:
 					a.Decision, a.Reason = "deny", "attune rewrote this call to "+string(marshal(m))+"; run that instead"
 				}
 			}
@@ -613,8 +626,9 @@ func (r *Runtime) toolPost(ctx context.Context, d Dialect, h *config.HookHarness
 }
 
 // stop: round end with host_continue false; an activating note opens the
-// next round and the agent continues with the notes placed into it.
-func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (Answer, error) {
+// next round and the agent continues with the notes placed into it (kept,
+// to know the prompt a harness may submit with them: prompt).
+func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, main string, ev Event) (Answer, error) {
 	ts := inst.Turn()
 	inTurn, inRound := ts.InTurn, ts.InRound
 	if !inTurn {
@@ -644,6 +658,11 @@ func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, ev Event) (An
 				text := noteText(rb.Notes)
 				if text == "" {
 					text = activating(end.Notes)
+				}
+				if ev.Kind == Stop {
+					if err := r.e.Store().PutRecord(ctx, "hook", main+"/continued", []byte(text)); err != nil {
+						return Answer{}, err
+					}
 				}
 				return Answer{Decision: "block", Reason: text}, nil
 			}

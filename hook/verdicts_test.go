@@ -86,12 +86,12 @@ func TestClaudeVerdicts(t *testing.T) {
 		`{"continue":false,"stopReason":"stop looping","systemMessage":"again"}`)
 }
 
-// Codex rejects "ask" (and then runs the command) and applies a rewrite
-// only with an allow: both become deny there, never a silent allow.
+// An agent that cannot ask (Codex rejects "ask" and then runs the
+// command) gets a deny, never a silent allow.
 func TestVerdictsTightened(t *testing.T) {
 	c := Caps{}
 	a := tighten(c, Event{Kind: ToolPre}, Answer{Decision: "ask", Reason: "deletes files", UpdatedInput: map[string]any{"x": 1}})
-	if a.Decision != "deny" || a.UpdatedInput != nil || a.Reason != "deletes files (this call needs a person's confirmation)" {
+	if a.Decision != "deny" || a.UpdatedInput != nil || a.Reason != "deletes files (this call needs a person's confirmation, which the agent cannot ask for here: it was not run; ask the user to run it)" {
 		t.Errorf("ask without Ask: %+v", a)
 	}
 	a = tighten(c, Event{Kind: ToolPre}, Answer{Halt: true, StopReason: "enough"})

@@ -27,7 +27,7 @@ const hookUsage = `usage:
   attune hook uninstall HARNESS [--project DIR | --user | --local]
   attune hook serve DIALECT --listen 127.0.0.1:PORT [--config FILE] [--listen-any]
   attune hook doctor [--project DIR]   check an installed project's hooks
-DIALECT is claude, codex, cursor or gemini; HARNESS is claude, codex, copilot,
+DIALECT is claude, codex, copilot, cursor or gemini; HARNESS is claude, codex, copilot,
 cursor or gemini (install writes its own hook file; --user the user's own,
 --local Claude Code's .claude/settings.local.json). The configuration is --config, else
 $ATTUNE_CONFIG, else attune.toml in $CLAUDE_PROJECT_DIR or the working directory.
@@ -58,7 +58,7 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	d, ok := hook.Dialects(args[0])
 	if !ok {
-		fmt.Fprintf(stderr, "attune hook: unknown dialect %q (want claude, codex, cursor or gemini)\n", args[0])
+		fmt.Fprintf(stderr, "attune hook: unknown dialect %q (want claude, codex, copilot, cursor or gemini)\n", args[0])
 		fmt.Fprint(stderr, hookUsage)
 		return 2
 	}
