@@ -307,8 +307,12 @@ func (c *Config) Validate(hasProgram func(name string) bool) error {
 // Config built by hand), sorted.
 func (c *Config) botNames() []string {
 	names := slices.Clone(c.BotOrder)
+	ordered := make(map[string]bool, len(c.BotOrder)) // a file of thousands of bots: no scan per bot
+	for _, name := range c.BotOrder {
+		ordered[name] = true
+	}
 	for _, name := range sortedKeys(c.Bots) {
-		if !slices.Contains(c.BotOrder, name) {
+		if !ordered[name] {
 			names = append(names, name)
 		}
 	}

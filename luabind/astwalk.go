@@ -4,8 +4,7 @@ import "github.com/attune-dev/attune/internal/lua/ast"
 
 // One walk over gopher-lua's syntax tree, for every pass that reads or
 // rewrites a chunk before it is compiled: the nesting limit (limits.go),
-// the shadowed-call warning (shadow.go), the generic-for work-around
-// (forlist.go) and the assignment rewrites (rewrite.go). The walk knows
+// the shadowed-call warning (shadow.go) and the undefined-call check. The walk knows
 // the shape of the tree; a visitor says what a pass does at a node.
 //
 // Children are visited in the order Lua evaluates them, with repeat's

@@ -61,8 +61,6 @@ func compile(file string, src []byte, done <-chan struct{}) (*lua.FunctionProto,
 	if err := checkNesting(file, chunk); err != nil { // before any pass walks the tree
 		return nil, err
 	}
-	chunk = hoistForLists(chunk) // a gopher-lua miscompile: forlist.go
-	rewriteChunk(file, chunk)    // assignments gopher-lua would miscompile (rewrite.go)
 	proto, err := lua.Compile(chunk, file)
 	if err != nil {
 		var ce *lua.CompileError

@@ -6,7 +6,7 @@ package mcpproxy_test
 // StdioClientTransport (testdata/client.mjs) spawn `attune mcp`, which runs
 // the reference servers @modelcontextprotocol/server-filesystem and
 // @modelcontextprotocol/server-everything as upstreams. The peers are
-// installed by `bash scripts/peers` into testdata/peers/node_modules.
+// installed by `bash scripts/peers` under testdata/peers.
 
 import (
 	"bufio"

@@ -72,9 +72,6 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		problems = append(problems, undefinedCalls(cfg, packs)...)
 		warnShadowedCall(stdout, cfg, packs)
-		for _, n := range rewriteNotes(cfg, packs) {
-			fmt.Fprintln(stdout, n)
-		}
 	}
 	if checkStore {
 		problems = append(problems, checkStoreFile(cfg, stdout)...)

@@ -781,6 +781,10 @@ func compileAssignStmtRight(context *funcContext, stmt *ast.AssignStmt, reg int,
 } // }}}
 
 func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
+	if assignsThrough(context, stmt) {
+		compileAssignStmtThrough(context, stmt)
+		return
+	}
 	code := context.Code
 	lennames := len(stmt.Lhs)
 	reg, acs := compileAssignStmtLeft(context, stmt)
@@ -812,6 +816,83 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 		}
 	}
 } // }}}
+
+// attune: assignsThrough reports whether stmt is compiled through
+// temporaries (compileAssignStmtThrough) rather than straight into its
+// targets, which v1.1.2 gets wrong for these shapes:
+//   - an assignment of several targets or values: a local target was
+//     assigned before the other values were read (a, b = b, a gave 2, 2,
+//     upstream issue #440; a closure called later in the statement saw the
+//     new value; a, a.k = v, w stored into the new a), and with a field
+//     target whose value is a local the registers were miscounted
+//     (g, t.x = 5, c assigned the wrong value to g);
+//   - an and/or expression assigned to a local of this function: it was
+//     evaluated into the local's register, and an operand before the last
+//     whose value is the result jumped to the end without being copied
+//     there (x = f() and y left x unchanged when f() was false or nil).
+func assignsThrough(context *funcContext, stmt *ast.AssignStmt) bool {
+	if len(stmt.Lhs) > 1 || len(stmt.Rhs) > 1 {
+		return true
+	}
+	id, ok := stmt.Lhs[0].(*ast.IdentExpr)
+	if !ok || getIdentRefType(context, context, id) != ecLocal {
+		return false
+	}
+	_, logical := stmt.Rhs[0].(*ast.LogicalOpExpr)
+	return logical
+}
+
+// attune: compileAssignStmtThrough compiles an assignment the way Lua's
+// manual describes it, with what a local statement compiles right: the
+// table and key of every indexed target into fresh registers (in order),
+// then every value into fresh registers as a local statement would (the
+// same rules for calls and ... that fill or drop values), then one store
+// per target from the last to the first, as v1.1.2 orders them.
+func compileAssignStmtThrough(context *funcContext, stmt *ast.AssignStmt) {
+	code := context.Code
+	top := context.RegTop()
+	reg := top
+	type target struct {
+		ctype      expContextType
+		treg, kreg int
+	}
+	targets := make([]target, len(stmt.Lhs))
+	var refs []ast.Expr // the tables and keys of indexed targets, in order
+	for i, lhs := range stmt.Lhs {
+		switch st := lhs.(type) {
+		case *ast.IdentExpr:
+			targets[i].ctype = getIdentRefType(context, context, st)
+		case *ast.AttrGetExpr:
+			targets[i] = target{ecTable, reg + len(refs), reg + len(refs) + 1}
+			refs = append(refs, st.Object, st.Key)
+		default:
+			panic("invalid left expression.")
+		}
+	}
+	if len(refs) > 0 {
+		compileRegAssignment(context, make([]string, len(refs)), refs, reg, len(refs), sline(stmt))
+		reg += len(refs)
+	}
+	// The registers below reg hold this statement's tables and keys: to
+	// the values' code they are locals, as if declared (RegTop), so no
+	// value's code takes them for scratch registers.
+	context.SetRegTop(reg)
+	compileRegAssignment(context, make([]string, len(stmt.Lhs)), stmt.Rhs, reg, len(stmt.Lhs), sline(stmt))
+	for i := len(stmt.Lhs) - 1; i >= 0; i-- {
+		ex, v := stmt.Lhs[i], reg+i
+		switch targets[i].ctype {
+		case ecLocal:
+			code.AddABC(OP_MOVE, context.FindLocalVar(ex.(*ast.IdentExpr).Value), v, 0, sline(ex))
+		case ecGlobal:
+			code.AddABx(OP_SETGLOBAL, v, context.ConstIndex(LString(ex.(*ast.IdentExpr).Value)), sline(ex))
+		case ecUpvalue:
+			code.AddABC(OP_SETUPVAL, v, context.Upvalues.RegisterUnique(ex.(*ast.IdentExpr).Value), 0, sline(ex))
+		case ecTable:
+			code.AddABC(OP_SETTABLE, targets[i].treg, targets[i].kreg, v, sline(ex))
+		}
+	}
+	context.SetRegTop(top)
+}
 
 func compileRegAssignment(context *funcContext, names []string, exprs []ast.Expr, reg int, nvars int, line int) { // {{{
 	lennames := len(names)
@@ -1097,11 +1178,16 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 	nnames := len(stmt.Names)
 
 	context.EnterBlock(endlabel, stmt)
+	// attune: the list is compiled before its three registers are
+	// declared, as a local statement is, and always to three values. v1.1.2
+	// declared them first: a call compiled into the generator's register
+	// then saw a register top above it and reported that it used none, so
+	// the next operand overwrote its result ((f(x) .. s):gmatch(p) ended in
+	// a Go nil-pointer panic in the VM).
+	compileRegAssignment(context, make([]string, 3), stmt.Exprs, context.RegTop(), 3, sline(stmt))
 	rgen := context.RegisterLocalVar("(for generator)")
 	context.RegisterLocalVar("(for state)")
 	context.RegisterLocalVar("(for control)")
-
-	compileRegAssignment(context, stmt.Names, stmt.Exprs, context.RegTop()-3, 3, sline(stmt))
 
 	code.AddASbx(OP_JMP, 0, fllabel, sline(stmt))
 
