@@ -147,7 +147,7 @@ var journalTypes = map[string]bool{
 	session.TurnBegin: true, session.TurnEnd: true, session.RoundBegin: true, session.RoundEnd: true,
 	session.Read: true, session.Core: true, session.Tool: true, session.Emit: true, session.Consume: true,
 	session.Method: true, session.Command: true, session.Repin: true, entryToolOpen: true,
-	session.Floor: true, session.Delivery: true,
+	session.Floor: true, session.Delivery: true, session.Trace: true,
 }
 
 // checkJournal refuses a journal written by a newer engine: a turn stamped

@@ -40,6 +40,11 @@ const (
 	// Delivery is any other answer of the host during a turn (Kind names
 	// it, Key what was asked); Read, Core and Floor are deliveries too.
 	Delivery = "delivery"
+	// Trace is a line a behavior printed or logged during a turn: Kind is
+	// its level ("print", "debug", "info", "warn", "error"), Name the
+	// program, Key the text, CallID the call or boundary that wrote it.
+	// Nothing replays it.
+	Trace = "trace"
 )
 
 // Entry is one journal record. Fields that do not apply are zero.
