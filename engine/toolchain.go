@@ -35,7 +35,10 @@ type Outcome struct {
 	Diagnostics []string
 	Reason      string
 	RefusedBy   string
-	Error       string
+	// RefusedAt is where the guard that refused was registered
+	// ("protect.lua:12"), when a guard refused.
+	RefusedAt string
+	Error     string
 	// Hidden is set when the refusal handed to :post-fail hooks was hidden
 	// (the floor never saw the call).
 	Hidden bool

@@ -76,9 +76,12 @@ type Entry struct {
 	// so a replay can compare its own outcome against it: Status and
 	// Error above, and these. A boundary's Status says whether it opened;
 	// Error is set when one of its hooks threw.
-	Result      any      `json:"result,omitempty"`
-	Reason      string   `json:"reason,omitempty"`
-	RefusedBy   string   `json:"refused_by,omitempty"`
+	Result    any    `json:"result,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	RefusedBy string `json:"refused_by,omitempty"`
+	// RefusedAt is where the guard that refused a tool call was
+	// registered ("protect.lua:12").
+	RefusedAt   string   `json:"refused_at,omitempty"`
 	Diagnostics []string `json:"diagnostics,omitempty"`
 
 	Note *Note  `json:"note,omitempty"`
@@ -86,6 +89,8 @@ type Entry struct {
 
 	// Revs are session owners' revisions at a turn end (for rollback).
 	Revs map[string]int64 `json:"revs,omitempty"`
+	// Rev is the owner's revision after a method call (method entries).
+	Rev int64 `json:"rev,omitempty"`
 	// Pin is the blob hash of the pin a turn ran (turn-begin entries).
 	Pin string `json:"pin,omitempty"`
 	// Gen counts rollbacks; boundary call ids include it.
