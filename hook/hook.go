@@ -63,6 +63,7 @@ type Runtime struct {
 	store string // the SQLite file, "" for another store (quick.go)
 	warm  bool
 	log   io.Writer
+	tlog  *traceLog // what behaviors print (tracelog.go)
 
 	mu    sync.Mutex
 	tools map[string]string // path -> effects registered, joined
@@ -80,6 +81,14 @@ type Options struct {
 	Stderr io.Writer
 	// Store overrides the configured store (tests).
 	Store store.Store
+	// Trace hears each step of every tool chain (attune explain).
+	Trace engine.Tracer
+	// DryRun answers without leaving anything beside the store: no reach
+	// files, no log files, locks in a folder of their own (attune explain,
+	// which also gives a scratch Store).
+	DryRun bool
+	// Getenv reads ATTUNE_DEBUG (nil: os.Getenv).
+	Getenv func(string) string
 }
 
 // Open loads the configuration at path and builds the engine.
@@ -96,10 +105,21 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	rt := &Runtime{cfg: cfg, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}, cwds: map[string]string{}}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	tl := newTraceLog(cfg, o.Stderr, o.Getenv)
+	if o.DryRun {
+		tl.dir = ""
+	}
+	rt := &Runtime{cfg: cfg, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tlog: tl, tools: map[string]string{}, cwds: map[string]string{}}
+	if o.DryRun {
+		rt.store = ""
+		rt.dir = filepath.Join(os.TempDir(), "attune-explain-locks")
+	}
 	// attune is the host here: it answers admit/read itself ([harness.reads])
 	reads := hostreads.New(cfg.Reads, cfg.Dir)
-	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.Store,
+	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Trace: o.Trace, Print: tl.print,
 		Logger: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Read: func(ctx context.Context, key string) (any, error) {
 			c, _ := engine.ReadCallOf(ctx)
@@ -141,7 +161,11 @@ func withMissingPacks(err error, cfg *config.Config) error {
 }
 
 // Close closes the engine.
-func (r *Runtime) Close() error { return r.e.Close() }
+func (r *Runtime) Close() error {
+	err := r.e.Close()
+	r.tlog.close()
+	return err
+}
 
 // Engine returns the runtime's engine.
 func (r *Runtime) Engine() *engine.Engine { return r.e }
