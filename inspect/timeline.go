@@ -231,7 +231,11 @@ func (t *Timeline) All() *Timeline {
 // Build makes the timeline of a recording: each instance's journal in
 // order, one instance after the other.
 func Build(rec *engine.Recording) *Timeline {
-	t := &Timeline{Session: rec.Session, Instances: []Instance{}, Events: []Event{}}
+	n := 0
+	for _, in := range rec.Instances {
+		n += len(in.Entries)
+	}
+	t := &Timeline{Session: rec.Session, Instances: []Instance{}, Events: make([]Event, 0, n)}
 	for _, in := range rec.Instances {
 		t.Instances = append(t.Instances, Instance{ID: in.ID, Bot: in.Bot, Kind: in.Kind, Role: in.Role, Parent: in.Parent, Entries: len(in.Entries)})
 		b := builder{t: t, inst: in.ID, notes: map[string]int{}, calls: map[string]int{}}
