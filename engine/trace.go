@@ -147,7 +147,11 @@ func (r *registry) trace(level, text string) {
 		text, cut = text[:n], true
 	}
 	inst := r.set.inst
-	e.log.Log(context.Background(), slogLevel(level), level, "program", r.program, "instance", r.set.instance, "text", text)
+	msg := "print"
+	if level != "print" {
+		msg = "log"
+	}
+	e.log.Log(context.Background(), slogLevel(level), msg, "program", r.program, "instance", r.set.instance, "text", text)
 	var ss *sessionState
 	if inst != nil {
 		ss = inst.sess.Load()
