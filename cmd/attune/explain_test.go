@@ -91,3 +91,49 @@ func TestExplainAllowedAndBadDialect(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 }
+
+// attune inspect refuses a listen address that is not loopback, and
+// --json prints a recorded session's timeline.
+func TestInspectCmd(t *testing.T) {
+	if code, _, errOut := run("inspect", "--listen", "0.0.0.0:8788"); code != 2 || !strings.Contains(errOut, "not a loopback address") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	cfg := explainProject(t)
+	ev := `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/.env"},"tool_use_id":"tu1"}`
+	var out, errb bytes.Buffer
+	if code := hookMain([]string{"claude", "--config", cfg}, strings.NewReader(ev), &out, &errb); code != 0 {
+		t.Fatalf("hook: %d %s", code, errb.String())
+	}
+	code, js, errOut := run("inspect", "--json", "--config", cfg, "claude/s1")
+	if code != 0 || !strings.Contains(js, `"refused_at": "protect.lua:2"`) || !strings.Contains(js, `"reason": "protect: /p/.env holds secrets"`) {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, js)
+	}
+	code, js, _ = run("inspect", "--json", "--config", cfg)
+	if code != 0 || !strings.Contains(js, `"session": "claude/s1/s1"`) {
+		t.Fatalf("list: exit %d\n%s", code, js)
+	}
+}
+
+// What behaviors log under attune hook goes to the session's log file
+// beside the store, and to stderr with ATTUNE_DEBUG=1.
+func TestHookLogFile(t *testing.T) {
+	cfg := explainProject(t)
+	dir := filepath.Dir(cfg)
+	os.WriteFile(filepath.Join(dir, "pack", "protect.lua"), []byte(explainProtect+"\nhook.turn(\"start\", function(b) log(\"warn\", \"turn begins\") end)\n"), 0o644)
+	ev := `{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
+	var out, errb bytes.Buffer
+	t.Setenv("ATTUNE_DEBUG", "1")
+	if code := hookMain([]string{"claude", "--config", cfg}, strings.NewReader(ev), &out, &errb); code != 0 {
+		t.Fatalf("hook: %d %s", code, errb.String())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ".attune", "logs", "claude_s1_s1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "claude/s1 turn 1 round 0 protect [warn] turn begins\n") {
+		t.Fatalf("log file:\n%s", data)
+	}
+	if !strings.Contains(errb.String(), "attune: ") || !strings.Contains(errb.String(), "[warn] turn begins") {
+		t.Fatalf("stderr with ATTUNE_DEBUG=1:\n%s", errb.String())
+	}
+}
