@@ -33,7 +33,7 @@ type peer struct {
 	waiting map[string]chan map[string]any
 	notes   []map[string]any
 	logs    []map[string]any
-	traces  []map[string]any // trace notifications
+	traces  []map[string]any    // trace notifications
 	calls   map[string]int      // callbacks by method
 	rawc    chan map[string]any // the same, as they come
 	lines   chan []byte         // every line, when tapped
