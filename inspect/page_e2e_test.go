@@ -48,7 +48,7 @@ func TestInspectorPageInChromium(t *testing.T) {
 	bin := chromium(t)
 	st := store.NewMemory()
 	recordSession(t, st)
-	srv := NewServer(st, NewToken())
+	srv := NewServer(st, NewToken(), nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/store"
 )
@@ -27,6 +29,7 @@ var assets embed.FS
 type Server struct {
 	st    store.Store
 	token string
+	cfg   *config.Config // for replays; nil: none
 
 	mu    sync.Mutex
 	cache map[string]*cached // by session id asked
@@ -46,9 +49,11 @@ func NewToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// NewServer serves the sessions of st under the token.
-func NewServer(st store.Store, token string) *Server {
-	return &Server{st: st, token: token, cache: map[string]*cached{}}
+// NewServer serves the sessions of st under the token. With cfg (the
+// configuration the sessions ran with) the page can replay a session
+// (api/replay) on a scratch copy of st.
+func NewServer(st store.Store, token string, cfg *config.Config) *Server {
+	return &Server{st: st, token: token, cfg: cfg, cache: map[string]*cached{}}
 }
 
 // Path is the page's path ("/TOKEN/").
@@ -100,6 +105,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, t.Page(offset, limit))
+	case rest == "api/replay":
+		if s.cfg == nil {
+			jsonError(w, errors.New("this inspector has no configuration to replay with"), http.StatusNotFound)
+			return
+		}
+		t, err := s.timeline(r.Context(), r.URL.Query().Get("id"))
+		var rep *Replay
+		if err == nil {
+			rep, err = ReplayOn(r.Context(), s.cfg, s.st, t, nil)
+		}
+		if err != nil {
+			code := http.StatusInternalServerError
+			if isNoSession(err) {
+				code = http.StatusNotFound
+			}
+			jsonError(w, err, code)
+			return
+		}
+		writeJSON(w, rep)
 	default:
 		http.NotFound(w, r)
 	}

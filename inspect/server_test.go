@@ -17,7 +17,7 @@ import (
 func TestServerTokenAndLoopback(t *testing.T) {
 	st := store.NewMemory()
 	recordSession(t, st)
-	srv := NewServer(st, "tok")
+	srv := NewServer(st, "tok", nil)
 	get := func(host, path string) (int, string, string) {
 		r := httptest.NewRequest("GET", path, nil)
 		r.Host = host

@@ -177,3 +177,25 @@ func TestScratchLeavesBase(t *testing.T) {
 		t.Fatalf("base log %d", n)
 	}
 }
+
+// A recorded session replays against its pin as it ran: no divergence.
+func TestReplayOnRecordedSession(t *testing.T) { // R3.10
+	st := store.NewMemory()
+	cfg := recordSession(t, st)
+	ctx := context.Background()
+	tl, err := Load(ctx, st, "claude/s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := st.Length(ctx, "journal/claude/s1/s1/claude/s1")
+	rep, err := ReplayOn(ctx, cfg, st, tl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.FirstDivergence != "" || len(rep.Instances) != 1 || rep.Instances[0].Steps == 0 || rep.Instances[0].Error != "" {
+		t.Fatalf("replay %+v", rep)
+	}
+	if after, _ := st.Length(ctx, "journal/claude/s1/s1/claude/s1"); after != before || before == 0 {
+		t.Fatalf("the replay changed the journal: %d -> %d entries", before, after)
+	}
+}

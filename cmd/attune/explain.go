@@ -222,18 +222,15 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 	// the replay, traced, on a scratch copy
 	var mu sync.Mutex
 	var steps []engine.TraceStep
-	eng, err := engine.New(ctx, engine.Options{Config: cfg, Store: inspect.Scratch(base),
-		Trace: func(s engine.TraceStep) { mu.Lock(); steps = append(steps, s); mu.Unlock() }})
+	rep, err := inspect.ReplayOn(ctx, cfg, base, t, func(s engine.TraceStep) { mu.Lock(); steps = append(steps, s); mu.Unlock() })
 	if err == nil {
-		defer eng.Close()
-		registerAgentTools(eng, cfg, t)
-		var inst *engine.Instance
-		if inst, err = eng.Restart(ctx, call.Instance); err == nil {
-			var res engine.ReplayResult
-			res, err = inst.Replay(ctx)
-			if err == nil && len(res.Diverged) > 0 {
-				w.line("the replay diverged from the journal: %s", res.Diverged[0])
+		for _, ri := range rep.Instances {
+			if ri.ID == call.Instance && ri.Error != "" {
+				err = errors.New(ri.Error)
 			}
+		}
+		if rep.FirstDivergence != "" && err == nil {
+			w.line("the replay diverged from the journal: %s", rep.FirstDivergence)
 		}
 	}
 	if err != nil {
@@ -254,32 +251,6 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 	}
 	w.line("outcome: %s", explainOutcome(call.Status, call.RefusedBy, call.RefusedAt, call.Reason, call.Error))
 	return 0
-}
-
-// registerAgentTools registers the tools of a hook session's calls
-// (claude/Bash...) as attune hook does, with the effects its harness gives
-// them, so that a replay finds them; their cores are answered from the
-// journal.
-func registerAgentTools(eng *engine.Engine, cfg *config.Config, t *inspect.Timeline) {
-	done := map[string]bool{}
-	for _, ev := range t.Events {
-		if ev.Kind != inspect.KindCall || done[ev.Path] {
-			continue
-		}
-		done[ev.Path] = true
-		name, tool, ok := strings.Cut(ev.Path, "/")
-		d, known := hook.Dialects(name)
-		if !ok || !known || d.ToolPath(tool) != ev.Path {
-			continue
-		}
-		effects, ok := cfg.Hook(d.Name()).Tools[tool]
-		if !ok {
-			effects = d.Effects(tool)
-		}
-		eng.RegisterTool(engine.HostTool{Path: ev.Path, Effects: effects, Core: func(context.Context, engine.CoreCall) (any, error) {
-			return nil, errors.New("this tool runs in the agent")
-		}})
-	}
 }
 
 type explainer struct{ w io.Writer }

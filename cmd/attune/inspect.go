@@ -32,6 +32,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the session's timeline (or, without SESSION, the sessions) as JSON and exit")
 	offset := fs.Int("offset", 0, "with --json: the first event to print")
 	limit := fs.Int("limit", 0, "with --json: how many events to print (0: all)")
+	replay := fs.Bool("replay", false, "with --json SESSION: also replay the session against its pin on a scratch copy of the store and report the first divergence")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: attune inspect [--config FILE] [--listen 127.0.0.1:PORT] [SESSION]\n       attune inspect --json [--config FILE] [--offset N] [--limit N] [SESSION]\n\nShows the store's sessions and, for one session, its timeline: on a local page, or as JSON.")
 		fs.PrintDefaults()
@@ -59,7 +60,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, where, err := openStoreOf(ctx, *cfgFlag)
+	st, cfg, where, err := openStoreOf(ctx, *cfgFlag)
 	if err != nil {
 		fmt.Fprintln(stderr, "attune inspect:", err)
 		return 2
@@ -80,6 +81,12 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stderr, "attune inspect:", err)
 				return 2
 			}
+			if *replay {
+				if t.Replay, err = inspect.ReplayOn(ctx, cfg, st, t, nil); err != nil {
+					fmt.Fprintln(stderr, "attune inspect: replay:", err)
+					return 1
+				}
+			}
 			if *limit > 0 || *offset > 0 {
 				t = t.Page(*offset, *limit)
 			}
@@ -93,7 +100,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	srv := inspect.NewServer(st, inspect.NewToken())
+	srv := inspect.NewServer(st, inspect.NewToken(), cfg)
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(stderr, "attune inspect:", err)
@@ -121,31 +128,31 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 // finds it (--config, $ATTUNE_CONFIG, attune.toml in $CLAUDE_PROJECT_DIR
 // or the working directory), without building an engine: nothing is
 // loaded or written. A SQLite file that does not exist is not created.
-func openStoreOf(ctx context.Context, cfgFlag string) (store.Store, string, error) {
+func openStoreOf(ctx context.Context, cfgFlag string) (store.Store, *config.Config, string, error) {
 	cwd, _ := os.Getwd()
 	path, err := hook.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	kind, target, err := config.ParseStore(cfg.Engine.Store, cfg.Dir)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	switch kind {
 	case config.StoreMemory:
-		return nil, "", fmt.Errorf(`%s has store = "memory:", which keeps sessions only while the process that ran them lives; inspect the store a session ran on`, path)
+		return nil, nil, "", fmt.Errorf(`%s has store = "memory:", which keeps sessions only while the process that ran them lives; inspect the store a session ran on`, path)
 	case config.StoreSQLite:
 		if _, err := os.Stat(target); err != nil {
-			return nil, "", fmt.Errorf("%s: no store at %s yet (no session has run with this configuration): %w", path, target, err)
+			return nil, nil, "", fmt.Errorf("%s: no store at %s yet (no session has run with this configuration): %w", path, target, err)
 		}
 	}
 	st, err := store.Open(ctx, kind, target)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	return st, storeName(cfg), nil
+	return st, cfg, storeName(cfg), nil
 }

@@ -31,7 +31,18 @@ async function showSession(id) {
   const filter = el("select", { id: "filter" }, ...["all", "calls", "refused", "notes", "traces"].map((v) => el("option", { value: v }, v)));
   const title = el("h2", {}, "Session " + first.session);
   const insts = el("p", { class: "muted" }, first.instances.map((i) => i.id + " — bot " + i.bot + ", " + i.kind).join("; "));
-  main.replaceChildren(title, insts, summary(first), el("div", { class: "filters" }, el("label", {}, "show ", filter)), list, more);
+  const replayBtn = el("button", { id: "replay" }, "replay against its pin");
+  const replayOut = el("p", { id: "replay-result", class: "muted" });
+  replayBtn.addEventListener("click", async () => {
+    replayOut.textContent = "replaying…";
+    try {
+      const r = await get("api/replay?id=" + encodeURIComponent(id));
+      replayOut.className = r.first_divergence ? "err" : "muted";
+      replayOut.textContent = r.first_divergence ? "first divergence: " + r.first_divergence
+        : "the replay reproduced the session (" + r.instances.map((i) => i.id + ": " + i.steps + " steps").join(", ") + ")";
+    } catch (e) { replayOut.className = "err"; replayOut.textContent = String(e.message || e); }
+  });
+  main.replaceChildren(title, insts, summary(first), el("div", { class: "filters" }, el("label", {}, "show ", filter), replayBtn), replayOut, list, more);
   let loaded = 0;
   const append = (page) => {
     const frag = document.createDocumentFragment();
