@@ -104,7 +104,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, err, code)
 			return
 		}
-		writeJSON(w, t.Page(offset, limit))
+		data, err := t.Page(offset, limit).JSON()
+		if err != nil {
+			jsonError(w, err, http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(data)
 	case rest == "api/replay":
 		if s.cfg == nil {
 			jsonError(w, errors.New("this inspector has no configuration to replay with"), http.StatusNotFound)

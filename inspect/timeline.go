@@ -8,8 +8,11 @@ package inspect
 
 import (
 	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/session"
@@ -259,6 +262,18 @@ type builder struct {
 	turnNotes []int          // notes of the open turn not consumed yet
 	// floor and core entries wait for their call's entry
 	floor, core []session.Entry
+	arena       []Step // the chains' steps are cut from it
+}
+
+// steps returns an empty list of steps with room for a call's chain.
+func (b *builder) steps() []Step {
+	const each = 6
+	if cap(b.arena)-len(b.arena) < each {
+		b.arena = make([]Step, 0, 1024*each)
+	}
+	n := len(b.arena)
+	b.arena = b.arena[:n+each]
+	return b.arena[n : n : n+each]
 }
 
 func (b *builder) push(ev Event) int {
@@ -458,7 +473,7 @@ func take(list *[]session.Entry, en session.Entry) *session.Entry {
 // says: up to the core of an open call, to the outcome of a finished one.
 func (b *builder) chain(en session.Entry, marks []string, open bool) []Step {
 	by := en.RefusedBy
-	steps := []Step{}
+	steps := b.steps()
 	if by == engine.ByCeiling {
 		return append(steps, Step{Step: "ceiling", Verdict: "refuse", Reason: en.Reason, Recorded: true},
 			Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
@@ -510,7 +525,7 @@ func (b *builder) peekFloor(en session.Entry) *session.Entry {
 
 // after is the core, the :post hooks and the outcome of a call.
 func (b *builder) after(en session.Entry, marks []string) []Step {
-	var steps []Step
+	steps := b.steps()
 	if c := take(&b.core, en); c != nil {
 		st := Step{Step: "core", Verdict: engine.StatusOK, Value: c.Value, Recorded: true}
 		if c.Error != "" {
@@ -527,8 +542,72 @@ func (b *builder) after(en session.Entry, marks []string) []Step {
 	return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Error: en.Error, Recorded: true})
 }
 
-// JSON is t encoded for `attune inspect --json`.
-func (t *Timeline) JSON() ([]byte, error) { return json.Marshal(t) }
+// JSON is t encoded for `attune inspect --json` (as json.Marshal encodes
+// it, the events on several goroutines when there are many).
+func (t *Timeline) JSON() ([]byte, error) {
+	head := *t
+	head.Events = nil
+	h, err := json.Marshal(&head)
+	if err != nil {
+		return nil, err
+	}
+	const marker = `"events":null`
+	at := bytes.Index(h, []byte(marker))
+	if at < 0 {
+		return nil, fmt.Errorf("inspect: the timeline's encoding has no events member")
+	}
+	n := runtime.GOMAXPROCS(0)
+	if len(t.Events) < 4096 || n < 2 {
+		n = 1
+	}
+	parts := make([][]byte, n)
+	errs := make([]error, n)
+	step := (len(t.Events) + n - 1) / max(n, 1)
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		from, to := min(w*step, len(t.Events)), min((w+1)*step, len(t.Events))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			for k := from; k < to; k++ {
+				if k > from {
+					b.WriteByte(',')
+				}
+				if errs[w] = enc.Encode(&t.Events[k]); errs[w] != nil {
+					return
+				}
+				b.Truncate(b.Len() - 1) // Encode's newline
+			}
+			parts[w] = b.Bytes()
+		}()
+	}
+	wg.Wait()
+	size := len(h)
+	for w := range parts {
+		if errs[w] != nil {
+			return nil, errs[w]
+		}
+		size += len(parts[w]) + 1
+	}
+	out := make([]byte, 0, size+2)
+	out = append(out, h[:at]...)
+	out = append(out, `"events":[`...)
+	first := true
+	for _, p := range parts {
+		if len(p) == 0 {
+			continue
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		out = append(out, p...)
+		first = false
+	}
+	out = append(out, ']')
+	return append(out, h[at+len(marker):]...), nil
+}
 
 // Replay is what a replay of the session against its pins found.
 type Replay struct {

@@ -199,3 +199,22 @@ func TestReplayOnRecordedSession(t *testing.T) { // R3.10
 		t.Fatalf("the replay changed the journal: %d -> %d entries", before, after)
 	}
 }
+
+// JSON encodes a long timeline on several goroutines exactly as
+// json.Marshal does.
+func TestTimelineJSONAsMarshal(t *testing.T) {
+	for _, n := range []int{0, 3, 10_001} {
+		tl := &Timeline{Session: "s", Instances: []Instance{{ID: "a"}}, Events: make([]Event, n)}
+		for k := range tl.Events {
+			tl.Events[k] = Event{Seq: k, Kind: KindCall, Path: "fs/<read>", Input: map[string]any{"k": k}, Chain: []Step{{Step: "core", Verdict: "ok"}}}
+		}
+		got, err := tl.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(tl)
+		if string(got) != string(want) {
+			t.Fatalf("%d events: JSON differs from json.Marshal (%d vs %d bytes)", n, len(got), len(want))
+		}
+	}
+}

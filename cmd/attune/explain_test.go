@@ -105,7 +105,7 @@ func TestInspectCmd(t *testing.T) {
 		t.Fatalf("hook: %d %s", code, errb.String())
 	}
 	code, js, errOut := run("inspect", "--json", "--config", cfg, "claude/s1")
-	if code != 0 || !strings.Contains(js, `"refused_at": "protect.lua:2"`) || !strings.Contains(js, `"reason": "protect: /p/.env holds secrets"`) {
+	if code != 0 || !strings.Contains(js, `"refused_at":"protect.lua:2"`) || !strings.Contains(js, `"reason":"protect: /p/.env holds secrets"`) {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, js)
 	}
 	code, js, _ = run("inspect", "--json", "--config", cfg)

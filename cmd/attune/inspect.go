@@ -90,7 +90,17 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 			if *limit > 0 || *offset > 0 {
 				t = t.Page(*offset, *limit)
 			}
-			v = t
+			// one line, built on every core: a long session is read by
+			// scripts (jq), not by eye
+			data, err := t.JSON()
+			if err == nil {
+				_, err = stdout.Write(append(data, '\n'))
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, "attune inspect:", err)
+				return 1
+			}
+			return 0
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
