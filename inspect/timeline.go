@@ -7,8 +7,8 @@
 package inspect
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
