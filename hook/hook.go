@@ -64,6 +64,7 @@ type Runtime struct {
 	warm  bool
 	log   io.Writer
 	tlog  *traceLog // what behaviors print (tracelog.go)
+	tmp   string    // a DryRun's lock folder, removed by Close
 
 	mu    sync.Mutex
 	tools map[string]string // path -> effects registered, joined
@@ -113,9 +114,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 		tl.dir = ""
 	}
 	rt := &Runtime{cfg: cfg, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tlog: tl, tools: map[string]string{}, cwds: map[string]string{}}
-	if o.DryRun {
-		rt.store = ""
-		rt.dir = filepath.Join(os.TempDir(), "attune-explain-locks")
+	if o.DryRun { // locks in a folder of this runtime's own, removed by Close
+		dir, err := os.MkdirTemp("", "attune-explain-")
+		if err != nil {
+			return nil, err
+		}
+		rt.store, rt.dir, rt.tmp = "", dir, dir
 	}
 	// attune is the host here: it answers admit/read itself ([harness.reads])
 	reads := hostreads.New(cfg.Reads, cfg.Dir)
@@ -126,6 +130,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 			return reads.Read(ctx, key, c.Arg, c.HasArg, rt.cwdOf(c.Instance))
 		}})
 	if err != nil {
+		if rt.tmp != "" {
+			os.RemoveAll(rt.tmp)
+		}
 		return nil, withMissingPacks(err, cfg)
 	}
 	rt.e = e
@@ -164,6 +171,9 @@ func withMissingPacks(err error, cfg *config.Config) error {
 func (r *Runtime) Close() error {
 	err := r.e.Close()
 	r.tlog.close()
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
+	}
 	return err
 }
 
