@@ -368,6 +368,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	s.mu.Lock()
 	s.turn++
 	s.round = 0
+	s.traces = 0
 	s.input, s.fresh, s.activated = in.Input, in.ContextFresh, false
 	s.mu.Unlock()
 	rec := s.boundaryRecord("turn", "start")

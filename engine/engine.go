@@ -108,6 +108,13 @@ type Options struct {
 	// What returns durable (boundaries, methods inside a turn) is not
 	// delayed.
 	JournalDelay time.Duration
+	// Trace hears every step of every tool chain (what `attune explain`
+	// prints); nil: none, at no cost (trace.go).
+	Trace Tracer
+	// Print hears every line a behavior prints or logs (not in a replay),
+	// bounded (trace.go); it must return quickly and not call into the
+	// engine. The lines reach Logger as well.
+	Print func(Printed)
 }
 
 // Engine holds the configuration, the store, the packs, the host's tools
@@ -127,6 +134,8 @@ type Engine struct {
 	hostWait  time.Duration // host_timeout
 	epoch     time.Time     // host callback deadlines are read as time since (lazyctx.go)
 	onNote    func(string, Note)
+	tracer    Tracer            // Options.Trace
+	onPrint   func(Printed)     // Options.Print
 	jdelay    time.Duration     // Options.JournalDelay
 	lib       *luabind.Library  // the forms, invoke and the host's libraries
 	watchdog  *luabind.Watchdog // engine.memory_limit; nil when off
@@ -177,6 +186,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		e.budget = time.Second
 	}
 	e.onNote = o.Notes
+	e.tracer, e.onPrint = o.Trace, o.Print
 	e.jdelay = o.JournalDelay
 	e.lib = formsLib()
 	if len(o.Libraries) > 0 {

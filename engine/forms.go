@@ -36,6 +36,7 @@ var forms = []*luabind.Func{
 	{Name: "config", Ambients: luabind.AnyAmbient, Fn: fConfig},
 	{Name: "list", Ambients: luabind.AnyAmbient, Fn: fList},
 	{Name: "read/forms", Ambients: luabind.AnyAmbient, Fn: fReadForms},
+	{Name: "log", Ambients: luabind.AnyAmbient, Fn: fLog},
 	// callback functions
 	{Name: "call/method", Ambients: luabind.Callback, Leaves: true, Fn: needsSession("call/method", fCallMethod)},
 	{Name: "call/tool", Ambients: luabind.Callback, Leaves: true, Fn: needsSession("call/tool", fCallTool)},

@@ -42,6 +42,8 @@ type frame struct {
 	// validating is set while validate/configuration handlers run: the
 	// instance has no session yet (R1.8).
 	validating bool
+	// prints counts the lines the callback printed or logged (trace.go).
+	prints int
 	// A frame entered from the host keeps its thread and retry budget
 	// here: one allocation for the three.
 	ownThread  thread

@@ -99,7 +99,7 @@ func runGuard(fr *frame, gr *guardRun) Outcome {
 	case verdictRetry:
 		return gr.chain.retryFrom(gr, reason)
 	case verdictRefuse:
-		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOr(reason, g)}
+		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: reasonOr(reason, g), RefusedAt: g.pos}
 	case verdictHalt: // the turn ends (halt recorded it); the call or boundary does not go on
 		return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: haltReasonOr(reason, g)}
 	case verdictAllow, verdictAsk:

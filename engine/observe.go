@@ -24,6 +24,8 @@ type Registration struct {
 	// "define/method", "validate/configuration" ...
 	Form string
 	Pos  string // "file:line" of the registration (a .scm program: its .scm line)
+	// Pattern is a tool guard's or hook's path pattern (traces only).
+	Pattern string
 }
 
 func (d *decl) registration() Registration {

@@ -11,7 +11,7 @@ import (
 
 // Every path the project prints counts list items from 1: the first
 // program of a bot is behaviors[1] in a config error, as the first item of
-// a list is steps[1] in a schema error (config/doc.go, README "Choices").
+// a list is steps[1] in a schema error (config/doc.go, docs/storage.md).
 func TestListItemsCountFromOneInEveryPath(t *testing.T) {
 	_, err := config.Parse("attune.toml", []byte("[bots.main]\nbehaviors = [\"nowhere\"]\nceiling = [\"read\", 3]\n"))
 	if err == nil || !strings.Contains(err.Error(), "bots.main.ceiling[2]: want a string") {

@@ -147,7 +147,7 @@ var journalTypes = map[string]bool{
 	session.TurnBegin: true, session.TurnEnd: true, session.RoundBegin: true, session.RoundEnd: true,
 	session.Read: true, session.Core: true, session.Tool: true, session.Emit: true, session.Consume: true,
 	session.Method: true, session.Command: true, session.Repin: true, entryToolOpen: true,
-	session.Floor: true, session.Delivery: true,
+	session.Floor: true, session.Delivery: true, session.Trace: true,
 }
 
 // checkJournal refuses a journal written by a newer engine: a turn stamped
@@ -185,7 +185,7 @@ const maxUnflushed = 64
 // outcome.
 func journalTool(path string, args any, out Outcome) session.Entry {
 	return session.Entry{Type: session.Tool, Path: path, Value: args, CallID: out.CallID,
-		Status: out.Status, Result: out.Result, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, Diagnostics: out.Diagnostics}
+		Status: out.Status, Result: out.Result, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, RefusedAt: out.RefusedAt, Diagnostics: out.Diagnostics}
 }
 
 // firstRevs returns, before a session's first journaled call (a turn

@@ -133,9 +133,7 @@ func (e *Engine) loadRegistry(ctx context.Context, set *regSet, name, file, sha 
 		Watchdog: e.watchdog,
 		Seed:     registrySeed(set, name),
 		DrawKey:  r.drawKey,
-		Print: func(s string) {
-			e.log.Info("print", "program", name, "instance", set.instance, "text", s)
-		},
+		Print:    func(s string) { r.trace("print", s) },
 	})
 	r.st.Owner = r
 	r.st.Open(e.lib)

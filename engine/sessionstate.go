@@ -33,6 +33,7 @@ type sessionState struct {
 	input     any
 	fresh     bool
 	turnPin   string // the pin blob the open turn runs (its turn-begin entry's)
+	traces    int    // trace lines journaled in the open turn (trace.go)
 
 	journaling atomic.Bool          // a turn is open: tool calls are journaled
 	begun      atomic.Bool          // the journal has an entry

@@ -35,7 +35,10 @@ type Outcome struct {
 	Diagnostics []string
 	Reason      string
 	RefusedBy   string
-	Error       string
+	// RefusedAt is where the guard that refused was registered
+	// ("protect.lua:12"), when a guard refused.
+	RefusedAt string
+	Error     string
 	// Hidden is set when the refusal handed to :post-fail hooks was hidden
 	// (the floor never saw the call).
 	Hidden bool
@@ -164,7 +167,7 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 				}
 			}
 			found, in = te, t
-			if te != nil && te.quick {
+			if te != nil && te.quick && i.e.tracer == nil {
 				ss := i.sess.Load()
 				if ss.quiet() {
 					res, err := i.fastCore(ctx, te.core, &c)
@@ -210,7 +213,9 @@ func (i *Instance) checkTool(te *toolEntry, path string) (*toolEntry, Outcome) {
 		return nil, Outcome{Status: StatusFailed, Error: msg, Err: &Error{Code: CodeUnknownTool, Message: msg}}
 	}
 	if !te.allowed {
-		return nil, Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
+		out := Outcome{Status: StatusRefused, RefusedBy: ByCeiling, Reason: "effect " + te.outside + " is outside the ceiling of bot " + i.rec.Bot}
+		i.traceCeiling(path, out)
+		return nil, out
 	}
 	return te, Outcome{}
 }
@@ -248,7 +253,7 @@ func (i *Instance) tool(ctx context.Context, c ToolCall, found *toolEntry, in *t
 	if c.CallID == "" {
 		c.CallID = i.newCallID()
 	}
-	if te.fast && i.sess.Load().quiet() { // R4.2: no guard or hook matches: floor, then core
+	if te.fast && i.sess.Load().quiet() && i.e.tracer == nil { // R4.2: no guard or hook matches: floor, then core
 		if reason, refused, ferr := i.e.runFloor(ctx, FloorCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args}); refused {
 			return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason, Err: ferr, CallID: c.CallID}
 		}
@@ -453,8 +458,14 @@ func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, 
 			ch.callID = i.newCallID()
 		}
 	}
+	if i.e.tracer != nil {
+		ch.traceMatched()
+	}
 	out := ch.run()
 	out.CallID = ch.callID
+	if i.e.tracer != nil {
+		ch.traceOut(TraceOutcome, out)
+	}
 	return out
 }
 
@@ -561,7 +572,11 @@ func (c *chain) step(k int, args any) Outcome {
 		gr = new(guardRun)
 	}
 	*gr = guardRun{chain: c, g: g, k: k, args: args}
-	return runGuard(fr, gr)
+	out := runGuard(fr, gr)
+	if c.i.e.tracer != nil {
+		c.traceGuard(gr, out)
+	}
+	return out
 }
 
 // The tool chain as the guard runner sees it (guard.go).
@@ -662,10 +677,19 @@ func (c *chain) inner(args any) Outcome {
 	if c.i.e.markFloor && len(c.marks) == 0 && !c.i.sess.Load().delivering() {
 		// the default floor cannot refuse an unmarked call, and no verdict
 		// is journaled: it is not asked (as on the fast path)
+		if c.i.e.tracer != nil {
+			c.traceStep(TraceStep{Step: TraceFloor, Verdict: "pass", Reason: "the default floor refuses only marked calls, and this one carries no mark"})
+		}
 	} else if reason, refused, ferr := c.i.floorVerdict(c.ctx, FloorCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: c.te.path, Args: args, Marks: append([]string(nil), c.marks...)}); refused {
-		return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason, Err: ferr}
+		out := Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason, Err: ferr}
+		if c.i.e.tracer != nil {
+			c.traceStep(TraceStep{Step: TraceFloor, Verdict: "refuse", Reason: reason, RefusedBy: ByFloor, Marks: append([]string{}, c.marks...)})
+		}
+		return out
+	} else if c.i.e.tracer != nil {
+		c.traceStep(TraceStep{Step: TraceFloor, Verdict: "pass", Marks: append([]string{}, c.marks...)})
 	}
-	for _, h := range c.te.hooks {
+	for k, h := range c.te.hooks {
 		if h.pre == nil {
 			continue
 		}
@@ -679,13 +703,22 @@ func (c *chain) inner(args any) Outcome {
 			r.calls.Put(rec)
 			r.unlock(owned)
 		}
+		if c.i.e.tracer != nil {
+			c.traceHook(TracePre, h, k, err, "")
+		}
 		if err != nil {
 			return failedOut(r, err)
 		}
 	}
 	out := c.core(args)
+	if c.i.e.tracer != nil {
+		c.traceOut(TraceCore, out)
+	}
 	if out.Status == StatusOK && len(c.te.results) > 0 {
 		out = c.results(args, out)
+		if c.i.e.tracer != nil {
+			c.traceOut(TraceResults, out)
+		}
 	}
 	if out.Status != StatusOK || len(c.te.hooks) == 0 { // no :post to run: out as it is, not copied through post
 		return out
@@ -695,7 +728,7 @@ func (c *chain) inner(args any) Outcome {
 
 // post runs the :post hooks of a call whose core succeeded (R4.7).
 func (c *chain) post(args any, out Outcome) Outcome {
-	for _, h := range c.te.hooks {
+	for k, h := range c.te.hooks {
 		if h.post == nil {
 			continue
 		}
@@ -715,6 +748,10 @@ func (c *chain) post(args any, out Outcome) Outcome {
 			r.st.L.Pop(1)
 		}
 		r.unlock(owned)
+		if c.i.e.tracer != nil {
+			s, _ := d.(lua.LString)
+			c.traceHook(TracePost, h, k, err, string(s))
+		}
 		if err != nil {
 			return failedOut(r, err)
 		}
@@ -781,7 +818,7 @@ func (c *chain) postFail(out Outcome) Outcome {
 		return out
 	}
 	out.Hidden = hidden
-	for _, h := range c.te.hooks {
+	for k, h := range c.te.hooks {
 		if h.postFail == nil {
 			continue
 		}
@@ -802,6 +839,9 @@ func (c *chain) postFail(out Outcome) Outcome {
 		err = r.run(fr, luabind.Callback, h.postFail, 0, call, failureTable(st, out, hidden))
 		r.calls.Put(call)
 		r.unlock(owned)
+		if c.i.e.tracer != nil {
+			c.traceHook(TracePostFail, h, k, err, "")
+		}
 		if err != nil {
 			out.Diagnostics = append(out.Diagnostics, "post-fail hook failed: "+errText(err))
 		}

@@ -63,6 +63,8 @@ type Runtime struct {
 	store string // the SQLite file, "" for another store (quick.go)
 	warm  bool
 	log   io.Writer
+	tlog  *traceLog // what behaviors print (tracelog.go)
+	tmp   string    // a DryRun's lock folder, removed by Close
 
 	mu    sync.Mutex
 	tools map[string]string // path -> effects registered, joined
@@ -80,6 +82,14 @@ type Options struct {
 	Stderr io.Writer
 	// Store overrides the configured store (tests).
 	Store store.Store
+	// Trace hears each step of every tool chain (attune explain).
+	Trace engine.Tracer
+	// DryRun answers without leaving anything beside the store: no reach
+	// files, no log files, locks in a folder of their own (attune explain,
+	// which also gives a scratch Store).
+	DryRun bool
+	// Getenv reads ATTUNE_DEBUG (nil: os.Getenv).
+	Getenv func(string) string
 }
 
 // Open loads the configuration at path and builds the engine.
@@ -96,16 +106,33 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	rt := &Runtime{cfg: cfg, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tools: map[string]string{}, cwds: map[string]string{}}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	tl := newTraceLog(cfg, o.Stderr, o.Getenv)
+	if o.DryRun {
+		tl.dir = ""
+	}
+	rt := &Runtime{cfg: cfg, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tlog: tl, tools: map[string]string{}, cwds: map[string]string{}}
+	if o.DryRun { // locks in a folder of this runtime's own, removed by Close
+		dir, err := os.MkdirTemp("", "attune-explain-")
+		if err != nil {
+			return nil, err
+		}
+		rt.store, rt.dir, rt.tmp = "", dir, dir
+	}
 	// attune is the host here: it answers admit/read itself ([harness.reads])
 	reads := hostreads.New(cfg.Reads, cfg.Dir)
-	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.Store,
+	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Trace: o.Trace, Print: tl.print,
 		Logger: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Read: func(ctx context.Context, key string) (any, error) {
 			c, _ := engine.ReadCallOf(ctx)
 			return reads.Read(ctx, key, c.Arg, c.HasArg, rt.cwdOf(c.Instance))
 		}})
 	if err != nil {
+		if rt.tmp != "" {
+			os.RemoveAll(rt.tmp)
+		}
 		return nil, withMissingPacks(err, cfg)
 	}
 	rt.e = e
@@ -141,7 +168,14 @@ func withMissingPacks(err error, cfg *config.Config) error {
 }
 
 // Close closes the engine.
-func (r *Runtime) Close() error { return r.e.Close() }
+func (r *Runtime) Close() error {
+	err := r.e.Close()
+	r.tlog.close()
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
+	}
+	return err
+}
 
 // Engine returns the runtime's engine.
 func (r *Runtime) Engine() *engine.Engine { return r.e }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/attune-dev/attune/engine"
@@ -58,6 +59,9 @@ type StepTrace struct {
 	Label    string // the op and its subject: "tool fs/read", "method tasks.add"
 	Observed string // the outcome, compactly: "ok, result = 3"
 	Got      *Got
+	// Printed are the lines behaviors printed or logged during the step
+	// ("[print] tasks: text", "[warn] goal: text").
+	Printed []string
 }
 
 // RunOptions tune one run.
@@ -116,6 +120,16 @@ type runner struct {
 	opts     RunOptions
 	trace    []StepTrace
 	fail     *StepFailure
+
+	pmu     sync.Mutex
+	printed []string // lines printed during the current step (opts.Trace)
+}
+
+// print keeps a line a behavior printed, for the step's trace.
+func (r *runner) print(p engine.Printed) {
+	r.pmu.Lock()
+	r.printed = append(r.printed, "["+p.Level+"] "+p.Program+": "+p.Text)
+	r.pmu.Unlock()
 }
 
 func (r *runner) run(ctx context.Context) string {
@@ -140,12 +154,17 @@ func (r *runner) run(ctx context.Context) string {
 		cov = r.opts.Cover.observer(sc)
 		obs = cov
 	}
+	var print func(engine.Printed)
+	if r.opts.Trace {
+		print = r.print
+	}
 	eng, err := engine.New(ctx, engine.Options{
 		Config:     sc.Config,
 		PacksFirst: []pin.Pack{{Name: ScratchPack, FS: os.DirFS(dir)}},
 		Read:       r.host.read,
 		Floor:      r.host.floor,
 		Observer:   obs,
+		Print:      print,
 	})
 	if err != nil {
 		for i, dir := range sc.Config.Engine.Packs { // the usual cause of a program no pack holds
@@ -182,7 +201,11 @@ func (r *runner) run(ctx context.Context) string {
 			r.lastNote = g.Notes[len(g.Notes)-1].ID
 		}
 		if r.opts.Trace {
-			r.trace = append(r.trace, StepTrace{Index: s.Index, Op: s.Op, Line: s.Line, Label: stepLabel(s), Observed: Observed(s, g), Got: g})
+			r.pmu.Lock()
+			printed := r.printed
+			r.printed = nil
+			r.pmu.Unlock()
+			r.trace = append(r.trace, StepTrace{Index: s.Index, Op: s.Op, Line: s.Line, Label: stepLabel(s), Observed: Observed(s, g), Got: g, Printed: printed})
 		}
 		if ms := r.check(s, g); len(ms) > 0 {
 			r.fail = &StepFailure{Index: s.Index, Op: s.Op, File: sc.File, Line: s.Line}

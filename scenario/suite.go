@@ -321,6 +321,9 @@ func writeTrace(b *strings.Builder, r Result) {
 	fmt.Fprintf(b, "=== RUN  %s (%s)\n", r.Name, r.File)
 	for _, t := range r.Trace {
 		fmt.Fprintf(b, "    %s:%d: step %d (%s): %s\n", r.File, t.Line, t.Index, t.Label, t.Observed)
+		for _, p := range t.Printed {
+			fmt.Fprintf(b, "        %s\n", strings.ReplaceAll(p, "\n", "\n        "))
+		}
 	}
 	if !r.Passed && r.Failure != "" {
 		b.WriteString(indent(r.Failure))

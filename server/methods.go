@@ -37,6 +37,7 @@ type clientCaps struct {
 	Floor bool `json:"floor"`
 	Log   bool `json:"log"`
 	Notes bool `json:"notes"`
+	Trace bool `json:"trace"`
 }
 
 // spec says what one method takes: its params (required ones first) and
@@ -439,6 +440,9 @@ func (s *Server) initialize(p *params) (any, *rpcError) {
 			s.notify("notes", map[string]any{"instance": instance, "note": n})
 		}
 	}
+	if p.Capabilities.Trace {
+		o.Print = func(pr engine.Printed) { s.notify("trace", traceParams(pr)) }
+	}
 	e, err := engine.New(context.Background(), o)
 	if err != nil {
 		return nil, engErr(err)
@@ -452,6 +456,9 @@ func (s *Server) initialize(p *params) (any, *rpcError) {
 	}
 	if p.Capabilities.Notes {
 		notifications = append(notifications, "notes")
+	}
+	if p.Capabilities.Trace {
+		notifications = append(notifications, "trace")
 	}
 	return map[string]any{
 		"protocol_version": ProtocolVersion,
@@ -635,6 +642,25 @@ func logParams(l slog.Level, msg string, args ...any) map[string]any {
 			f[key] = v
 		}
 		m["fields"] = f
+	}
+	return m
+}
+
+// traceParams are the params of a trace notification (docs/protocol.md):
+// a line a behavior printed or logged.
+func traceParams(p engine.Printed) map[string]any {
+	m := map[string]any{"instance": p.Instance, "session": p.Session, "program": p.Program, "level": p.Level, "text": p.Text}
+	if p.CallID != "" {
+		m["call_id"] = p.CallID
+	}
+	if p.Turn > 0 {
+		m["turn"] = p.Turn
+	}
+	if p.Round > 0 {
+		m["round"] = p.Round
+	}
+	if p.Cut {
+		m["cut"] = true
 	}
 	return m
 }

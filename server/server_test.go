@@ -33,6 +33,7 @@ type peer struct {
 	waiting map[string]chan map[string]any
 	notes   []map[string]any
 	logs    []map[string]any
+	traces  []map[string]any    // trace notifications
 	calls   map[string]int      // callbacks by method
 	rawc    chan map[string]any // the same, as they come
 	lines   chan []byte         // every line, when tapped
@@ -200,6 +201,8 @@ func (p *peer) read(out io.Reader) {
 				p.notes = append(p.notes, m["params"].(map[string]any))
 			} else if method == "log" {
 				p.logs = append(p.logs, m["params"].(map[string]any))
+			} else if method == "trace" {
+				p.traces = append(p.traces, m["params"].(map[string]any))
 			}
 			p.mu.Unlock()
 		default:

@@ -40,6 +40,11 @@ const (
 	// Delivery is any other answer of the host during a turn (Kind names
 	// it, Key what was asked); Read, Core and Floor are deliveries too.
 	Delivery = "delivery"
+	// Trace is a line a behavior printed or logged during a turn: Kind is
+	// its level ("print", "debug", "info", "warn", "error"), Name the
+	// program, Key the text, CallID the call or boundary that wrote it.
+	// Nothing replays it.
+	Trace = "trace"
 )
 
 // Entry is one journal record. Fields that do not apply are zero.
@@ -71,9 +76,12 @@ type Entry struct {
 	// so a replay can compare its own outcome against it: Status and
 	// Error above, and these. A boundary's Status says whether it opened;
 	// Error is set when one of its hooks threw.
-	Result      any      `json:"result,omitempty"`
-	Reason      string   `json:"reason,omitempty"`
-	RefusedBy   string   `json:"refused_by,omitempty"`
+	Result    any    `json:"result,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	RefusedBy string `json:"refused_by,omitempty"`
+	// RefusedAt is where the guard that refused a tool call was
+	// registered ("protect.lua:12").
+	RefusedAt   string   `json:"refused_at,omitempty"`
 	Diagnostics []string `json:"diagnostics,omitempty"`
 
 	Note *Note  `json:"note,omitempty"`
@@ -81,6 +89,8 @@ type Entry struct {
 
 	// Revs are session owners' revisions at a turn end (for rollback).
 	Revs map[string]int64 `json:"revs,omitempty"`
+	// Rev is the owner's revision after a method call (method entries).
+	Rev int64 `json:"rev,omitempty"`
 	// Pin is the blob hash of the pin a turn ran (turn-begin entries).
 	Pin string `json:"pin,omitempty"`
 	// Gen counts rollbacks; boundary call ids include it.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/attune-dev/attune/store"
 )
@@ -23,10 +25,8 @@ func (j *Journal) ReadFrom(ctx context.Context, after int64) ([]Entry, []store.E
 		return nil, nil, err
 	}
 	out := make([]Entry, len(raw))
-	for k, r := range raw {
-		if err := json.Unmarshal(r.Data, &out[k]); err != nil {
-			return nil, nil, fmt.Errorf("journal %s entry %d: %w", j.log, r.Seq, err)
-		}
+	if err := decodeEntries(j.log, raw, out); err != nil {
+		return nil, nil, err
 	}
 	head := after
 	if len(raw) > 0 {
@@ -87,4 +87,46 @@ func (b *Book) Restore(st BookState) {
 	b.seq = st.Seq
 	b.existed = append(bitset(nil), st.Existed...)
 	b.placed = append(bitset(nil), st.Placed...)
+}
+
+// parallelDecode is the journal length from which entries are decoded on
+// several goroutines (a long session read back: inspect, record, replay).
+const parallelDecode = 8192
+
+// decodeEntries decodes raw into out (as long), on up to GOMAXPROCS
+// goroutines for a long journal; the error is the first entry's that fails.
+func decodeEntries(log string, raw []store.Entry, out []Entry) error {
+	one := func(from, to int) error {
+		for k := from; k < to; k++ {
+			if err := json.Unmarshal(raw[k].Data, &out[k]); err != nil {
+				return fmt.Errorf("journal %s entry %d: %w", log, raw[k].Seq, err)
+			}
+		}
+		return nil
+	}
+	n := runtime.GOMAXPROCS(0)
+	if len(raw) < parallelDecode || n < 2 {
+		return one(0, len(raw))
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	step := (len(raw) + n - 1) / n
+	for w := 0; w < n; w++ {
+		from, to := w*step, min((w+1)*step, len(raw))
+		if from >= to {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = one(from, to)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

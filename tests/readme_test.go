@@ -205,3 +205,44 @@ func TestReadmeClaudeExample(t *testing.T) {
 		t.Errorf("edit's post hook: %s (stderr %s)", a, stderr.String())
 	}
 }
+
+// The README's first screen: its behavior, installed as attune hook
+// claude's, denies the Read it says it denies, with the reason it shows.
+func TestReadmeFirstScreen(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if end := strings.Index(text, "## Contents"); end < 0 {
+		t.Fatal("the README has no contents list")
+	} else {
+		text = text[:end]
+	}
+	parts := strings.SplitN(text, "```lua\n", 2)
+	if len(parts) != 2 {
+		t.Fatal("the README's first screen has no behavior")
+	}
+	program := parts[1][:strings.Index(parts[1], "```")]
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "pack"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pack", "protect.lua"), []byte(program), 0o644)
+	os.WriteFile(filepath.Join(dir, "attune.toml"), []byte("[engine]\npacks = [\"pack\"]\nstore = \"memory:\"\n[bots.main]\nbehaviors = [\"protect\"]\nceiling = [\"read\", \"write\", \"exec\", \"network\", \"spawn\"]\n[harness.claude]\nbot = \"main\"\n"), 0o644)
+	ctx := context.Background()
+	rt, err := hook.Open(ctx, filepath.Join(dir, "attune.toml"), hook.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	d, _ := hook.Dialects("claude")
+	ev, err := d.Parse([]byte(`{"hook_event_name":"PreToolUse","session_id":"r","cwd":"/work","tool_name":"Read","tool_input":{"file_path":"/work/.env"},"tool_use_id":"t1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(d.Render(ev, rt.Handle(ctx, d, ev)))
+	want := `"permissionDecision":"deny","permissionDecisionReason":"protect: /work/.env holds secrets; ask the user for the value"`
+	shown := `"permissionDecision": "deny", "permissionDecisionReason": "protect: /work/.env holds secrets; ask the user for the value"`
+	if !strings.Contains(got, want) || !strings.Contains(string(data), shown) {
+		t.Fatalf("answer %s, README says %s", got, want)
+	}
+}

@@ -11,6 +11,8 @@
 //	attune mcp    a policy proxy in front of MCP servers
 //	attune init   a starter project: attune.toml, a pack, a scenario
 //	attune version the version, commit, Go version and platform
+//	attune inspect a local page of the store's sessions (or their JSON)
+//	attune explain why a hook event or recorded call gets its answer
 package main
 
 import (
@@ -41,6 +43,8 @@ var commands = map[string]command{
 	"mcp":     {"an MCP server guarding upstream MCP servers' tools: attune mcp -- CMD", mcpCmd},
 	"init":    {"start a project: attune init [DIR] [--harness claude|codex|gemini|copilot] [--pack NAME]", initCmd},
 	"version": {"print the version, commit, Go version and platform: attune version [--json]", versionCmd},
+	"inspect": {"a local page of the store's sessions and their timelines: attune inspect [--json] [--listen 127.0.0.1:PORT] [SESSION]", inspectCmd},
+	"explain": {"why a hook event or recorded call gets its answer, step by step: attune explain claude < event.json; attune explain --session ID --call CALL_ID", explainCmd},
 }
 
 func main() {

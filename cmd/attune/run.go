@@ -206,9 +206,26 @@ func outcomeText(o engine.Outcome) string {
 		}
 		return s
 	case engine.StatusRefused:
-		return fmt.Sprintf("refused by %s: %s", o.RefusedBy, o.Reason)
+		return fmt.Sprintf("refused by %s: %s\n      (%s)", o.RefusedBy, o.Reason, refusalWords(o))
 	}
 	return "failed: " + o.Error
+}
+
+// refusalWords says in plain words what a refusal means for the call.
+func refusalWords(o engine.Outcome) string {
+	switch o.RefusedBy {
+	case engine.ByGuard:
+		at := ""
+		if o.RefusedAt != "" {
+			at = " (" + o.RefusedAt + ")"
+		}
+		return "a behavior's guard" + at + " looked at the call and said no: the tool never ran, and the model is told the reason"
+	case engine.ByCeiling:
+		return "this bot may not use tools with that effect at all: no behavior was asked, the tool never ran"
+	case engine.ByFloor:
+		return "the host's floor said no after every guard let the call through: the tool never ran"
+	}
+	return "the tool never ran"
 }
 
 func runDemo(ctx context.Context, cfg *config.Config, script *demoScript, out *demoOut) error {
@@ -349,7 +366,7 @@ func runDemo(ctx context.Context, cfg *config.Config, script *demoScript, out *d
 			le = noteLines(te.LoopEnd.Notes)
 		}
 		out.event("turn-end", map[string]any{"instance": t.Instance, "turn": te.Turn, "notes": noteLines(te.Notes), "loop_end": le},
-			"  turn %d ends: %d behavior notes joined the loop-end result", te.Turn, len(le))
+			"  turn %d ends%s", te.Turn, leftNotes(len(le)))
 	}
 
 	out.event("states", map[string]any{}, "\n── final states")
@@ -432,4 +449,16 @@ func withTurn(m demoMethod, turn int) demoMethod {
 	}
 	m.Input = sub(m.Input)
 	return m
+}
+
+// leftNotes says what the behaviors left for the host to show once the
+// agent's loop is over.
+func leftNotes(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return ": the behaviors left 1 note for the host to show now that the agent has stopped"
+	}
+	return fmt.Sprintf(": the behaviors left %d notes for the host to show now that the agent has stopped", n)
 }

@@ -28,7 +28,7 @@ func TestRunDemoTwice(t *testing.T) {
 		t.Fatalf("first run: exit %d: %s\n%s", code, errs.String(), out1.String())
 	}
 	first := out1.String()
-	for _, want := range []string{"started demo-main", "refused by ceiling", "[activating] Goal:", "Recalled: Deploys", "tasks.stamp (host authority) → ok", "final states"} {
+	for _, want := range []string{"started demo-main", "refused by ceiling", "refused by guard: scribe: a memory needs a citation", "a behavior's guard (scribe.scm:", "the tool never ran", "[activating] Goal:", "Recalled: Deploys", "tasks.stamp (host authority) → ok", "final states"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("first run lacks %q:\n%s", want, first)
 		}

@@ -257,3 +257,45 @@ func TestTestJUnitNewFolder(t *testing.T) {
 		t.Errorf("unwritable report: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// What behaviors print and log is shown under the step that ran them (-v).
+func TestTestVerbosePrints(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "p.toml", `name = "prints"
+
+[config.bots.main]
+behaviors = ["talk"]
+ceiling = ["read"]
+
+[programs]
+"talk.lua" = '''
+hook.turn("start", function(b)
+  print("turn", 1)
+  log("warn", "no plan yet")
+end)
+define.tool("probe/x", function(ctx, args) log("debug", "probe ran") return 1 end, {effect = {"read"}})
+'''
+
+[[step]]
+op = "start"
+
+[[step]]
+op = "turn-begin"
+
+[[step]]
+op = "tool"
+path = "probe/x"
+expect.result = 1
+`)
+	code, out, _ := run("test", "-v", filepath.Join(dir, "p.toml"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	want := "p.toml:19: step 2 (turn-begin): ok\n        [print] talk: turn\t1\n        [warn] talk: no plan yet\n"
+	if !strings.Contains(out, want) || !strings.Contains(out, "step 3 (tool probe/x): ok, result = 1\n        [debug] talk: probe ran\n") {
+		t.Fatalf("-v output:\n%s", out)
+	}
+	if code, out, _ := run("test", filepath.Join(dir, "p.toml")); code != 0 || strings.Contains(out, "no plan yet") {
+		t.Fatalf("without -v: exit %d\n%s", code, out)
+	}
+}

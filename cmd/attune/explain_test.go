@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const explainProtect = `
+guard.tool("claude/*", function(call, invoke)
+  local p = call.args.file_path or ""
+  if string.find(p, "%.env$") then
+    return refuse("protect: " .. p .. " holds secrets")
+  end
+  return invoke()
+end)
+
+hook.tool("**", {post = function(c, out) end})
+`
+
+func explainProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "pack"), 0o755)
+	os.WriteFile(filepath.Join(dir, "pack", "protect.lua"), []byte(explainProtect), 0o644)
+	os.WriteFile(filepath.Join(dir, "attune.toml"), []byte(`
+[engine]
+packs = ["pack"]
+
+[bots.main]
+behaviors = ["protect"]
+ceiling = ["read", "write", "exec", "network", "spawn"]
+
+[harness.claude]
+bot = "main"
+`), 0o644)
+	return filepath.Join(dir, "attune.toml")
+}
+
+var callIDs = regexp.MustCompile(`\(claude/s1:[a-z0-9]+:1\)`)
+
+// attune explain claude < event.json prints the decision path of a denied
+// PreToolUse, and leaves no store behind (R4.3, R4.11).
+func TestExplainDeniedPreToolUse(t *testing.T) {
+	cfg := explainProject(t)
+	ev := `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/.env"},"tool_use_id":"tu1"}`
+	var out, errb bytes.Buffer
+	if code := explainMain([]string{"claude", "--config", cfg}, strings.NewReader(ev), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	got := callIDs.ReplaceAllString(out.String(), "(CALL)")
+	got = strings.ReplaceAll(got, cfg, "CONFIG")
+	want := `event: claude PreToolUse, session s1
+tool: Read
+configuration: CONFIG (bot main)
+call claude/Read (CALL):
+  ceiling: the tool's effects are inside the bot's ceiling
+  registrations matching claude/Read, in pin order:
+    1. guard/tool "claude/*" of protect at protect.lua:2
+    2. hook/tool "**" of protect at protect.lua:10
+  guard "claude/*" at protect.lua:2: refused: protect: /p/.env holds secrets
+  outcome: refused by the guard at protect.lua:2: protect: /p/.env holds secrets
+answer: {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"protect: /p/.env holds secrets"}}
+why: the guard at protect.lua:2 refused the call, so the agent is told to deny it, with the guard's reason
+(run against a scratch copy of the store: nothing was changed)
+`
+	if got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(cfg), ".attune")); !os.IsNotExist(err) {
+		t.Fatalf("explain left a store folder: %v", err)
+	}
+}
+
+// An event that is let through says so; a bad dialect is named.
+func TestExplainAllowedAndBadDialect(t *testing.T) {
+	cfg := explainProject(t)
+	ev := `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/a.txt"},"tool_use_id":"tu2"}`
+	var out, errb bytes.Buffer
+	explainMain([]string{"claude", "--config", cfg}, strings.NewReader(ev), &out, &errb)
+	for _, w := range []string{`guard "claude/*" at protect.lua:2: invoked the rest of the chain`, "floor: pass", "core: pending", "outcome: allowed: the agent runs the tool", "why: every guard invoked the rest of the chain"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+	errb.Reset()
+	if code := explainMain([]string{"clade"}, strings.NewReader("{}"), &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown dialect "clade"`) {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
+// attune inspect refuses a listen address that is not loopback, and
+// --json prints a recorded session's timeline.
+func TestInspectCmd(t *testing.T) {
+	if code, _, errOut := run("inspect", "--listen", "0.0.0.0:8788"); code != 2 || !strings.Contains(errOut, "not a loopback address") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	cfg := explainProject(t)
+	ev := `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/.env"},"tool_use_id":"tu1"}`
+	var out, errb bytes.Buffer
+	if code := hookMain([]string{"claude", "--config", cfg}, strings.NewReader(ev), &out, &errb); code != 0 {
+		t.Fatalf("hook: %d %s", code, errb.String())
+	}
+	code, js, errOut := run("inspect", "--json", "--config", cfg, "claude/s1")
+	if code != 0 || !strings.Contains(js, `"refused_at":"protect.lua:2"`) || !strings.Contains(js, `"reason":"protect: /p/.env holds secrets"`) {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, js)
+	}
+	code, js, _ = run("inspect", "--json", "--config", cfg)
+	if code != 0 || !strings.Contains(js, `"session": "claude/s1/s1"`) {
+		t.Fatalf("list: exit %d\n%s", code, js)
+	}
+}
+
+// What behaviors log under attune hook goes to the session's log file
+// beside the store, and to stderr with ATTUNE_DEBUG=1.
+func TestHookLogFile(t *testing.T) {
+	cfg := explainProject(t)
+	dir := filepath.Dir(cfg)
+	os.WriteFile(filepath.Join(dir, "pack", "protect.lua"), []byte(explainProtect+"\nhook.turn(\"start\", function(b) log(\"warn\", \"turn begins\") end)\n"), 0o644)
+	ev := `{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
+	var out, errb bytes.Buffer
+	t.Setenv("ATTUNE_DEBUG", "1")
+	if code := hookMain([]string{"claude", "--config", cfg}, strings.NewReader(ev), &out, &errb); code != 0 {
+		t.Fatalf("hook: %d %s", code, errb.String())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ".attune", "logs", "claude_s1_s1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "claude/s1 turn 1 round 0 protect [warn] turn begins\n") {
+		t.Fatalf("log file:\n%s", data)
+	}
+	if !strings.Contains(errb.String(), "attune: ") || !strings.Contains(errb.String(), "[warn] turn begins") {
+		t.Fatalf("stderr with ATTUNE_DEBUG=1:\n%s", errb.String())
+	}
+}

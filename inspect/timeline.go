@@ -1,0 +1,627 @@
+// Package inspect reads a stored session back as a timeline: its turns and
+// rounds, each tool call with its chain, the notes and what became of them,
+// method and command calls with the owner's revision, host answers, and the
+// lines behaviors printed. It is what `attune inspect` serves as a web page
+// and prints as JSON (docs/inspect.md). It reads the journal through the
+// engine's and session's public functions and never writes to the store.
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/session"
+	"github.com/attune-dev/attune/store"
+)
+
+// DefaultLimit is how many events a page holds unless asked otherwise;
+// MaxLimit the most one page holds.
+const (
+	DefaultLimit = 500
+	MaxLimit     = 5000
+)
+
+// Timeline is one session, or one page of its events.
+type Timeline struct {
+	Session   string     `json:"session"`
+	Instances []Instance `json:"instances"`
+	Summary   Summary    `json:"summary"`
+	// Total is how many events the session has; Offset and Limit say which
+	// of them Events holds.
+	Total  int     `json:"total"`
+	Offset int     `json:"offset"`
+	Limit  int     `json:"limit"`
+	Events []Event `json:"events"`
+	// Replay is the session replayed against its pin, when asked.
+	Replay *Replay `json:"replay,omitempty"`
+}
+
+// Instance is one instance of the session.
+type Instance struct {
+	ID      string `json:"id"`
+	Bot     string `json:"bot"`
+	Kind    string `json:"kind"`
+	Role    string `json:"role,omitempty"`
+	Parent  string `json:"parent,omitempty"`
+	Entries int    `json:"entries"`
+}
+
+// Summary counts the session's events.
+type Summary struct {
+	Turns    int `json:"turns"`
+	Rounds   int `json:"rounds"`
+	Calls    int `json:"calls"`
+	Refused  int `json:"refused"`
+	Failed   int `json:"failed"`
+	Notes    int `json:"notes"`
+	Consumed int `json:"consumed"`
+	Expired  int `json:"expired"`
+	Methods  int `json:"methods"`
+	Reads    int `json:"reads"`
+	Traces   int `json:"traces"`
+}
+
+// Event kinds.
+const (
+	KindTurn      = "turn"
+	KindTurnEnd   = "turn-end"
+	KindRound     = "round"
+	KindRoundEnd  = "round-end"
+	KindCall      = "call"
+	KindNote      = "note"
+	KindMethod    = "method"
+	KindCommand   = "command"
+	KindRead      = "read"
+	KindDelivery  = "delivery"
+	KindRepin     = "repin"
+	KindTrace     = "trace"
+	KindUnplaced  = "unplaced" // a consumption of a note the journal never emitted
+	KindOtherType = "entry"
+)
+
+// Event is one thing that happened in the session. Fields that do not
+// apply are absent.
+type Event struct {
+	Seq      int    `json:"seq"` // its place in the session's timeline, from 0
+	Instance string `json:"instance"`
+	Kind     string `json:"kind"`
+	Turn     int    `json:"turn,omitempty"`
+	Round    int    `json:"round,omitempty"`
+	CallID   string `json:"call_id,omitempty"`
+
+	// a call's path; a method's owner and name; a command's name
+	Path  string `json:"path,omitempty"`
+	Owner string `json:"owner,omitempty"`
+	Name  string `json:"name,omitempty"`
+
+	// a turn's input, a call's arguments, a method's input
+	Input any `json:"input,omitempty"`
+
+	Status      string   `json:"status,omitempty"`
+	Reason      string   `json:"reason,omitempty"`
+	RefusedBy   string   `json:"refused_by,omitempty"`
+	RefusedAt   string   `json:"refused_at,omitempty"`
+	Error       string   `json:"error,omitempty"`
+	Result      any      `json:"result,omitempty"`
+	Diagnostics []string `json:"diagnostics,omitempty"`
+	// Rev is the owner's revision after a method call.
+	Rev int64 `json:"rev,omitempty"`
+	// Revs are session owners' revisions (turn ends) or what a session
+	// found in place (its first call).
+	Revs map[string]int64 `json:"revs,omitempty"`
+	// Chain is a tool call's way through the tool chain.
+	Chain []Step `json:"chain,omitempty"`
+	// Open: the agent was left to run the call (a hook's PreToolUse)
+	// and the journal has no outcome for it yet.
+	Open bool `json:"open,omitempty"`
+
+	Note *Note `json:"note,omitempty"`
+
+	// a read's key and the host's answer; a delivery's kind
+	Key   string `json:"key,omitempty"`
+	Value any    `json:"value,omitempty"`
+	Kind2 string `json:"delivery,omitempty"`
+
+	// a round end: the host asked to continue / behaviors continued
+	HostContinue bool    `json:"host_continue,omitempty"`
+	Continue     bool    `json:"continue,omitempty"`
+	Output       *string `json:"output,omitempty"`
+	Pin          string  `json:"pin,omitempty"`
+
+	// a trace line: its level, program and text
+	Level   string `json:"level,omitempty"`
+	Program string `json:"program,omitempty"`
+	Text    string `json:"text,omitempty"`
+
+	step bool // a step of the journal (a boundary or a call): shown before its window
+}
+
+// Step is one step of a tool call's chain as the journal records it.
+type Step struct {
+	Step    string   `json:"step"` // ceiling, guards, floor, core, post, outcome
+	Verdict string   `json:"verdict"`
+	Reason  string   `json:"reason,omitempty"`
+	At      string   `json:"at,omitempty"` // the registration ("protect.lua:12")
+	Marks   []string `json:"marks,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Value   any      `json:"value,omitempty"`
+	// Recorded says whether the journal holds this step (false: inferred
+	// from the call's outcome, e.g. guards that let the call through).
+	Recorded bool `json:"recorded"`
+}
+
+// Note is a note and what became of it.
+type Note struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Text    string `json:"text"`
+	Program string `json:"program,omitempty"`
+	Phase   string `json:"phase,omitempty"`
+	// State: emitted (nothing took it yet), consumed (placed into the
+	// model's context, or taken by the host), expired (its turn ended
+	// before anything took it).
+	State string `json:"state"`
+	// ReachedModel is set once the note was consumed.
+	ReachedModel bool `json:"reached_model"`
+	// ConsumedAt names the step it was consumed at ("turn 1 round 2").
+	ConsumedAt string `json:"consumed_at,omitempty"`
+}
+
+// Session is one session of a store, for the list.
+type Session struct {
+	Session   string     `json:"session"`
+	Instances []Instance `json:"instances"`
+}
+
+// Sessions lists the sessions of a store with their instances and the
+// length of each journal.
+func Sessions(ctx context.Context, st store.Store) ([]Session, error) {
+	list, err := engine.ListSessions(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Session, 0, len(list))
+	for _, s := range list {
+		ss := Session{Session: s.Session, Instances: []Instance{}}
+		for _, in := range s.Instances {
+			n, err := engine.JournalLength(ctx, st, s.Session, in.ID)
+			if err != nil {
+				return nil, err
+			}
+			ss.Instances = append(ss.Instances, Instance{ID: in.ID, Bot: in.Bot, Kind: in.Kind, Role: in.Role, Parent: in.Parent, Entries: int(n)})
+		}
+		out = append(out, ss)
+	}
+	return out, nil
+}
+
+// Load reads a session (a session id or an instance id) and builds its
+// whole timeline; Page cuts it.
+func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
+	rec, err := engine.LoadSession(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	return Build(rec), nil
+}
+
+// Page returns the timeline with only the events [offset, offset+limit);
+// limit <= 0 means DefaultLimit, and at most MaxLimit.
+func (t *Timeline) Page(offset, limit int) *Timeline {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	offset = max(0, min(offset, len(t.Events)))
+	p := *t
+	p.Offset, p.Limit = offset, limit
+	p.Events = t.Events[offset:min(offset+limit, len(t.Events))]
+	return &p
+}
+
+// All returns the timeline with every event.
+func (t *Timeline) All() *Timeline {
+	p := *t
+	p.Offset, p.Limit = 0, len(t.Events)
+	return &p
+}
+
+// Build makes the timeline of a recording: each instance's journal in
+// order, one instance after the other.
+func Build(rec *engine.Recording) *Timeline {
+	n := 0
+	for _, in := range rec.Instances {
+		n += len(in.Entries)
+	}
+	t := &Timeline{Session: rec.Session, Instances: []Instance{}, Events: make([]Event, 0, n)}
+	for _, in := range rec.Instances {
+		t.Instances = append(t.Instances, Instance{ID: in.ID, Bot: in.Bot, Kind: in.Kind, Role: in.Role, Parent: in.Parent, Entries: len(in.Entries)})
+		b := builder{t: t, inst: in.ID, notes: map[string]int{}, calls: map[string]int{}}
+		from := len(t.Events)
+		b.add(in.Entries)
+		order(t.Events, from)
+	}
+	t.Total = len(t.Events)
+	t.Offset, t.Limit = 0, len(t.Events)
+	return t
+}
+
+type builder struct {
+	t         *Timeline
+	inst      string
+	turn      int
+	round     int
+	where     string         // the last step seen, for ConsumedAt
+	notes     map[string]int // note id -> its event
+	calls     map[string]int // call id of an open call -> its event
+	turnNotes []int          // notes of the open turn not consumed yet
+	// floor and core entries wait for their call's entry
+	floor, core []session.Entry
+	arena       []Step // the chains' steps are cut from it
+}
+
+// steps returns an empty list of steps with room for a call's chain.
+func (b *builder) steps() []Step {
+	const each = 6
+	if cap(b.arena)-len(b.arena) < each {
+		b.arena = make([]Step, 0, 1024*each)
+	}
+	n := len(b.arena)
+	b.arena = b.arena[:n+each]
+	return b.arena[n : n : n+each]
+}
+
+func (b *builder) push(ev Event) int {
+	ev.Seq, ev.Instance = len(b.t.Events), b.inst
+	if ev.Turn == 0 {
+		ev.Turn = b.turn
+	}
+	if ev.Round == 0 && ev.Kind != KindTurn && ev.Kind != KindTurnEnd {
+		ev.Round = b.round
+	}
+	switch ev.Kind {
+	case KindTurn, KindRound, KindRoundEnd, KindTurnEnd, KindCall, KindMethod, KindCommand:
+		ev.step = true
+	}
+	b.t.Events = append(b.t.Events, ev)
+	return ev.Seq
+}
+
+// order puts each step's event before the events of its window (the
+// journal records what happened during a step, its notes, host answers
+// and traces, before the step's own entry) and numbers the events again;
+// from is where this instance's events begin.
+func order(events []Event, from int) {
+	seg := events[from:]
+	out := make([]Event, 0, len(seg))
+	w := 0 // where the window of the next step begins in seg
+	for k := range seg {
+		if !seg[k].step {
+			continue
+		}
+		out = append(out, seg[k])
+		out = append(out, seg[w:k]...)
+		w = k + 1
+	}
+	out = append(out, seg[w:]...)
+	copy(seg, out)
+	for k := range seg {
+		seg[k].Seq = from + k
+	}
+}
+
+func (b *builder) add(entries []session.Entry) {
+	s := &b.t.Summary
+	for _, en := range entries {
+		switch en.Type {
+		case session.TurnBegin:
+			if en.Status == engine.StatusOK {
+				b.turn, b.round = en.Turn, 0
+				s.Turns++
+			}
+			b.where = fmt.Sprintf("turn %d start", en.Turn)
+			b.push(Event{Kind: KindTurn, Turn: en.Turn, CallID: en.CallID, Input: en.Input, Status: en.Status, Reason: en.Reason,
+				RefusedBy: en.RefusedBy, Error: en.Error, Pin: en.Pin, Revs: en.Revs})
+		case session.RoundBegin:
+			if en.Status == engine.StatusOK {
+				b.round = en.Round
+				s.Rounds++
+			}
+			b.where = fmt.Sprintf("turn %d round %d", b.turn, en.Round)
+			b.push(Event{Kind: KindRound, Round: en.Round, CallID: en.CallID, Status: en.Status, Reason: en.Reason, RefusedBy: en.RefusedBy, Error: en.Error})
+		case session.RoundEnd:
+			b.where = fmt.Sprintf("turn %d round %d end", b.turn, en.Round)
+			b.push(Event{Kind: KindRoundEnd, Round: en.Round, CallID: en.CallID, Status: en.Status, Error: en.Error,
+				HostContinue: en.HostContinue, Continue: en.Continue, Output: en.Output})
+		case session.TurnEnd:
+			b.where = fmt.Sprintf("turn %d end", b.turn)
+			b.push(Event{Kind: KindTurnEnd, Turn: en.Turn, CallID: en.CallID, Status: en.Status, Error: en.Error, Revs: en.Revs, Output: en.Output})
+			for _, k := range b.turnNotes {
+				if n := b.t.Events[k].Note; n.State == "emitted" {
+					n.State = "expired"
+					s.Expired++
+				}
+			}
+			b.turnNotes = b.turnNotes[:0]
+			b.round = 0
+		case session.Emit:
+			if en.Note == nil {
+				continue
+			}
+			n := en.Note
+			s.Notes++
+			k := b.push(Event{Kind: KindNote, CallID: en.CallID, Turn: n.Turn, Round: n.Round,
+				Note: &Note{ID: n.ID, Kind: n.Kind, Text: n.Text, Program: n.Program, Phase: n.Phase, State: "emitted"}})
+			b.notes[n.ID] = k
+			b.turnNotes = append(b.turnNotes, k)
+			if n.Expired {
+				b.t.Events[k].Note.State = "expired"
+				s.Expired++
+			}
+		case session.Consume:
+			k, ok := b.notes[en.ID]
+			if !ok {
+				b.push(Event{Kind: KindUnplaced, Key: en.ID})
+				continue
+			}
+			n := b.t.Events[k].Note
+			if n.State != "consumed" {
+				if n.State == "expired" {
+					s.Expired--
+				}
+				n.State, n.ReachedModel, n.ConsumedAt = "consumed", true, b.where
+				s.Consumed++
+			}
+		case session.Floor:
+			b.floor = append(b.floor, en)
+		case session.Core:
+			b.core = append(b.core, en)
+		case "tool-open":
+			ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, Input: en.Input, Status: engine.StatusPending, Open: true, Key: en.Key}
+			var marks []string
+			if v, ok := en.Value.(map[string]any); ok {
+				if ms, ok := v["marks"].([]any); ok {
+					for _, m := range ms {
+						if s, ok := m.(string); ok {
+							marks = append(marks, s)
+						}
+					}
+				}
+			}
+			ev.Chain = b.chain(en, marks, true)
+			b.calls[en.CallID] = b.push(ev)
+			s.Calls++
+		case session.Tool:
+			b.tool(en)
+		case session.Method:
+			s.Methods++
+			b.push(Event{Kind: KindMethod, Owner: en.Owner, Name: en.Name, Input: en.Value, CallID: en.CallID, Status: en.Status,
+				Result: en.Result, Error: en.Error, Reason: en.Reason, RefusedBy: en.RefusedBy, Rev: en.Rev, Revs: en.Revs})
+		case session.Command:
+			b.push(Event{Kind: KindCommand, Name: en.Name, Input: en.Input, CallID: en.CallID, Status: en.Status, Error: en.Error, Revs: en.Revs})
+		case session.Read:
+			s.Reads++
+			b.push(Event{Kind: KindRead, Key: en.Key, Value: en.Value, Error: en.Error})
+		case session.Delivery:
+			b.push(Event{Kind: KindDelivery, Kind2: en.Kind, Key: en.Key, Value: en.Value, Error: en.Error})
+		case session.Repin:
+			b.push(Event{Kind: KindRepin})
+		case session.Trace:
+			s.Traces++
+			b.push(Event{Kind: KindTrace, CallID: en.CallID, Turn: en.Turn, Round: en.Round, Level: en.Kind, Program: en.Name, Text: en.Key})
+		default:
+			b.push(Event{Kind: KindOtherType, Key: en.Type})
+		}
+	}
+}
+
+// tool adds a call's outcome: to the call ToolBegin left open under its
+// id, or as a call of its own.
+func (b *builder) tool(en session.Entry) {
+	s := &b.t.Summary
+	switch en.Status {
+	case engine.StatusRefused:
+		s.Refused++
+	case engine.StatusFailed:
+		s.Failed++
+	}
+	if k, ok := b.calls[en.CallID]; ok && en.CallID != "" {
+		delete(b.calls, en.CallID)
+		ev := &b.t.Events[k]
+		var marks []string
+		for _, st := range ev.Chain {
+			if st.Step == "floor" {
+				marks = st.Marks
+			}
+		}
+		ev.Open = false
+		ev.Status, ev.Reason, ev.RefusedBy, ev.RefusedAt, ev.Error = en.Status, en.Reason, en.RefusedBy, en.RefusedAt, en.Error
+		ev.Result, ev.Diagnostics = en.Result, en.Diagnostics
+		pre := ev.Chain
+		if n := len(pre); n > 0 && pre[n-1].Step == "core" { // the agent's part: replaced by what it reported
+			pre = pre[:n-1]
+		}
+		ev.Chain = append(pre, b.after(en, marks)...)
+		return
+	}
+	s.Calls++
+	ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, Input: en.Value, Status: en.Status, Reason: en.Reason,
+		RefusedBy: en.RefusedBy, RefusedAt: en.RefusedAt, Error: en.Error, Result: en.Result, Diagnostics: en.Diagnostics}
+	ev.Chain = b.chain(en, nil, false)
+	b.push(ev)
+}
+
+// takeFloor returns the floor entry waiting for a call (by call id, or the
+// last of its path when it has none).
+func take(list *[]session.Entry, en session.Entry) *session.Entry {
+	for k := len(*list) - 1; k >= 0; k-- {
+		f := (*list)[k]
+		if (f.CallID != "" && f.CallID == en.CallID) || (f.CallID == "" && f.Path == en.Path) {
+			*list = append((*list)[:k], (*list)[k+1:]...)
+			return &f
+		}
+	}
+	return nil
+}
+
+// chain is the way of a call through the chain, as far as the journal
+// says: up to the core of an open call, to the outcome of a finished one.
+func (b *builder) chain(en session.Entry, marks []string, open bool) []Step {
+	by := en.RefusedBy
+	steps := b.steps()
+	if by == engine.ByCeiling {
+		return append(steps, Step{Step: "ceiling", Verdict: "refuse", Reason: en.Reason, Recorded: true},
+			Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+	}
+	steps = append(steps, Step{Step: "ceiling", Verdict: "pass"})
+	switch by {
+	case engine.ByGuard:
+		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, At: en.RefusedAt, Recorded: true})
+		return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+	case engine.ByReentry, engine.ByRetryBudget:
+		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Recorded: true}, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+		return steps
+	}
+	if en.Status == engine.StatusFailed && b.peekFloor(en) == nil && len(b.core) == 0 {
+		// failed before the floor: a guard or hook threw, or the arguments could not be recorded
+		return append(steps, Step{Step: "guards", Verdict: "error", Error: en.Error, Recorded: true},
+			Step{Step: "outcome", Verdict: en.Status, Error: en.Error, Recorded: true})
+	}
+	steps = append(steps, Step{Step: "guards", Verdict: "pass"})
+	if f := take(&b.floor, en); f != nil {
+		st := Step{Step: "floor", Verdict: "pass", Marks: marks, Recorded: true}
+		if v, ok := f.Value.(map[string]any); ok {
+			if r, _ := v["refused"].(bool); r {
+				st.Verdict = "refuse"
+			}
+			st.Reason, _ = v["reason"].(string)
+		}
+		steps = append(steps, st)
+	} else {
+		steps = append(steps, Step{Step: "floor", Verdict: "pass", Marks: marks, Reason: "the default floor passes unmarked calls without being asked"})
+	}
+	if by == engine.ByFloor {
+		return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+	}
+	if open {
+		return append(steps, Step{Step: "core", Verdict: engine.StatusPending, Reason: "the agent runs the tool", Recorded: true})
+	}
+	return append(steps, b.after(en, marks)...)
+}
+
+func (b *builder) peekFloor(en session.Entry) *session.Entry {
+	for _, f := range b.floor {
+		if (f.CallID != "" && f.CallID == en.CallID) || (f.CallID == "" && f.Path == en.Path) {
+			return &f
+		}
+	}
+	return nil
+}
+
+// after is the core, the :post hooks and the outcome of a call.
+func (b *builder) after(en session.Entry, marks []string) []Step {
+	steps := b.steps()
+	if c := take(&b.core, en); c != nil {
+		st := Step{Step: "core", Verdict: engine.StatusOK, Value: c.Value, Recorded: true}
+		if c.Error != "" {
+			st.Verdict, st.Error, st.Value = engine.StatusFailed, c.Error, nil
+		}
+		steps = append(steps, st)
+	} else if en.Status != engine.StatusRefused {
+		st := Step{Step: "core", Verdict: en.Status, Value: en.Result, Error: en.Error}
+		steps = append(steps, st)
+	}
+	if len(en.Diagnostics) > 0 {
+		steps = append(steps, Step{Step: "post", Verdict: "ok", Value: en.Diagnostics, Recorded: true})
+	}
+	return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Error: en.Error, Recorded: true})
+}
+
+// JSON is t encoded for `attune inspect --json` (as json.Marshal encodes
+// it, the events on several goroutines when there are many).
+func (t *Timeline) JSON() ([]byte, error) {
+	head := *t
+	head.Events = nil
+	h, err := json.Marshal(&head)
+	if err != nil {
+		return nil, err
+	}
+	const marker = `"events":null`
+	at := bytes.Index(h, []byte(marker))
+	if at < 0 {
+		return nil, fmt.Errorf("inspect: the timeline's encoding has no events member")
+	}
+	n := runtime.GOMAXPROCS(0)
+	if len(t.Events) < 4096 || n < 2 {
+		n = 1
+	}
+	parts := make([][]byte, n)
+	errs := make([]error, n)
+	step := (len(t.Events) + n - 1) / max(n, 1)
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		from, to := min(w*step, len(t.Events)), min((w+1)*step, len(t.Events))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			for k := from; k < to; k++ {
+				if k > from {
+					b.WriteByte(',')
+				}
+				if errs[w] = enc.Encode(&t.Events[k]); errs[w] != nil {
+					return
+				}
+				b.Truncate(b.Len() - 1) // Encode's newline
+			}
+			parts[w] = b.Bytes()
+		}()
+	}
+	wg.Wait()
+	size := len(h)
+	for w := range parts {
+		if errs[w] != nil {
+			return nil, errs[w]
+		}
+		size += len(parts[w]) + 1
+	}
+	out := make([]byte, 0, size+2)
+	out = append(out, h[:at]...)
+	out = append(out, `"events":[`...)
+	first := true
+	for _, p := range parts {
+		if len(p) == 0 {
+			continue
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		out = append(out, p...)
+		first = false
+	}
+	out = append(out, ']')
+	return append(out, h[at+len(marker):]...), nil
+}
+
+// Replay is what a replay of the session against its pins found.
+type Replay struct {
+	// Instances are each instance's replay.
+	Instances []ReplayedInstance `json:"instances"`
+	// FirstDivergence is the first way a replayed step differed from the
+	// recorded one ("" when every instance replayed as recorded).
+	FirstDivergence string `json:"first_divergence,omitempty"`
+}
+
+// ReplayedInstance is one instance's replay.
+type ReplayedInstance struct {
+	ID       string   `json:"id"`
+	Steps    int      `json:"steps"`
+	Diverged []string `json:"diverged"`
+	Error    string   `json:"error,omitempty"`
+}
