@@ -90,7 +90,7 @@ func TestTwoHostsPostgres(t *testing.T) {
 // pgTestSchema returns the postgres:// URL of ATTUNE_TEST_POSTGRES's
 // database with a fresh schema, dropped at the end, as its search_path.
 // Without ATTUNE_TEST_POSTGRES the test is skipped, except under CI.
-func pgTestSchema(t *testing.T) string {
+func pgTestSchema(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("ATTUNE_TEST_POSTGRES")
 	if base == "" {

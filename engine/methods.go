@@ -15,8 +15,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
+	"time"
 
 	lua "github.com/attune-dev/attune/internal/lua"
 
@@ -319,17 +321,60 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 			return failed("owner: " + err.Error())
 		}
 	}
+	gater, _ := i.e.st.(store.Gater)
 	for attempt := 1; ; attempt++ {
 		out, stale := mc.attempt(o, m, inJSON)
 		if !stale || attempt >= maxCommandAttempts {
 			return out
 		}
+		if gater != nil && attempt == 1 {
+			// Writers of a shared store queue at the owner's gate
+			// after their first stale attempt (store.Gater).
+			release, err := gater.Gate(ctx, o.log)
+			if err != nil {
+				return out
+			}
+			defer release()
+			continue
+		}
+		if !staleBackoff(ctx, attempt) {
+			return out
+		}
 	}
 }
 
-// maxCommandAttempts bounds how often a command whose append found the
-// owner moved on runs again (see attempt).
-const maxCommandAttempts = 4
+// maxCommandAttempts bounds how often a pure command whose append found
+// the owner moved on runs in all (see attempt): the first run and up to
+// 63 more. On a shared store (store.Gater: PostgreSQL) the second attempt
+// runs as soon as the command holds the owner's gate, where writers that
+// met at one revision queue; every later one after a jittered backoff
+// (staleBackoff), at most about 1.4 s of waiting in all. Only then does
+// the caller see stale-revision.
+const maxCommandAttempts = 64
+
+// Backoff between attempts of a stale command: a uniformly random wait in
+// [0, min(staleBackoffCap, staleBackoffBase·2^(attempt-1))], so writers
+// that met at one revision spread out instead of meeting again.
+const (
+	staleBackoffBase = 100 * time.Microsecond
+	staleBackoffCap  = 25 * time.Millisecond
+)
+
+// staleBackoff waits before attempt+1; false when ctx ended first.
+func staleBackoff(ctx context.Context, attempt int) bool {
+	d := staleBackoffCap
+	if attempt < 16 {
+		d = min(d, staleBackoffBase<<(attempt-1))
+	}
+	t := time.NewTimer(rand.N(d + 1))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // attempt folds the owner, runs the handler on the state it observed and
 // records or commits the result. stale reports a command whose append

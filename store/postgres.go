@@ -20,7 +20,8 @@ import (
 // Appends, truncations and deletions of one log take a transaction-scoped
 // advisory lock on that log before they read its length, so appenders at the
 // same expected length serialize across hosts and the later ones see
-// ErrStale. Names and keys sort in byte order (COLLATE "C"), as in the other
+// ErrStale. An append checks the length once before it asks for the lock
+// too: one that is already stale fails at once instead of queueing. Names and keys sort in byte order (COLLATE "C"), as in the other
 // stores; being PostgreSQL text, they must be valid UTF-8 without NUL.
 //
 // A Postgres keeps a small pool of connections (at most max(4, GOMAXPROCS),
@@ -293,24 +294,34 @@ func (p *Postgres) Append(ctx context.Context, log string, expected int64, entri
 	}
 	var n int64
 	err := p.conn(ctx, "append", func(c *pgx.Conn) error {
-		// Each statement of the batch takes its own snapshot (READ
-		// COMMITTED), so the length is read after the lock is held and
-		// sees what the previous holder committed.
+		// The length is checked before the lock: an append that is
+		// already stale takes no lock and waits for no holder, so stale
+		// attempts do not queue behind the one that wins. Each statement
+		// of the batch takes its own snapshot (READ COMMITTED), so the
+		// length read again after the lock is held sees what the previous
+		// holder committed.
 		b := &pgx.Batch{}
 		b.Queue(`BEGIN`)
-		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, pgLockClass, log)
+		b.Queue(`SELECT s.n, CASE WHEN $3::bigint < 0 OR s.n = $3::bigint
+				THEN (SELECT true FROM pg_advisory_xact_lock($1, hashtext($2))) ELSE false END
+			FROM (SELECT coalesce(max(seq), 0) AS n FROM attune_logs WHERE log = $2) s`, pgLockClass, log, expected)
 		b.Queue(`SELECT coalesce(max(seq), 0) FROM attune_logs WHERE log = $1`, log)
 		if call != nil {
 			b.Queue(`SELECT input, result, revision FROM attune_calls WHERE log = $1 AND id = $2`, log, call.ID)
 		}
 		var stored *CallRecord
 		br := c.SendBatch(ctx, b)
+		var pre int64
+		var locked bool
 		_, err := br.Exec()
 		if err == nil {
-			_, err = br.Exec()
+			err = br.QueryRow().Scan(&pre, &locked)
 		}
 		if err == nil {
 			err = br.QueryRow().Scan(&n)
+		}
+		if err == nil && !locked {
+			n = pre // stale before the lock: report what was seen
 		}
 		if err == nil && call != nil {
 			rec := CallRecord{ID: call.ID}
@@ -474,6 +485,39 @@ func (p *Postgres) GetCall(ctx context.Context, log, id string) (CallRecord, err
 	return rec, nil
 }
 
+// pgGateClass is the first key of the writers' gates (Gate); the second is
+// hashtext(log). Another class than the logs' locks: a gate holder's own
+// appends take the log's lock on another connection.
+const pgGateClass = pgLockClass + 1
+
+// Gate implements Gater with a session-level advisory lock held on a
+// connection of the pool until release (at least two connections are
+// needed: with a pool of one, Gate lets the caller in at once).
+func (p *Postgres) Gate(ctx context.Context, log string) (func(), error) {
+	if cap(p.pool.slots) < 2 {
+		return func() {}, nil
+	}
+	c, err := p.pool.acquire(ctx)
+	if err != nil {
+		return nil, pgErr("gate", err)
+	}
+	if _, err := c.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext($2))`, pgGateClass, log); err != nil {
+		closeConn(c) // a lock maybe taken on a connection in doubt: drop it
+		p.pool.drop()
+		return nil, pgErr("gate", err)
+	}
+	return func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := c.Exec(rctx, `SELECT pg_advisory_unlock($1, hashtext($2))`, pgGateClass, log); err != nil {
+			closeConn(c) // the session ends, and its lock with it
+			p.pool.drop()
+			return
+		}
+		p.pool.release(c)
+	}, nil
+}
+
 // Close implements Store: it closes the idle connections at once and the
 // busy ones when they are given back.
 func (p *Postgres) Close() error {
@@ -544,6 +588,9 @@ func (p *pgPool) release(c *pgx.Conn) {
 		closeConn(c)
 	}
 }
+
+// drop gives back the slot of a connection closed instead of released.
+func (p *pgPool) drop() { <-p.slots }
 
 func (p *pgPool) close() {
 	p.mu.Lock()

@@ -101,6 +101,18 @@ type Lazy interface {
 	Sync(ctx context.Context) error
 }
 
+// Gater is implemented by stores that several processes share (Postgres):
+// Gate waits until no other caller, in this process or another, holds the
+// gate of log, and returns the function that lets the next one in. A gate
+// is advice between writers, not a lock on the log: appends of callers
+// that hold no gate still go through Append's checks. A writer whose
+// optimistic append went stale takes the gate before it tries again, so
+// writers that keep meeting at one revision queue instead of retrying in
+// vain. The gate is let go when its connection is lost.
+type Gater interface {
+	Gate(ctx context.Context, log string) (release func(), err error)
+}
+
 // Store is the persistence contract. Log names and record keys are opaque
 // strings chosen by the engine (for example "owner/project/default/tasks").
 type Store interface {
