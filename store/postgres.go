@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Postgres is the server Store: several hosts that share project and global
@@ -373,6 +374,9 @@ func (p *Postgres) Append(ctx context.Context, log string, expected int64, entri
 		defer cancel()
 		if err := c.SendBatch(wctx, b).Close(); err != nil {
 			rollback(ctx, c)
+			if commitInDoubt(err) {
+				return pgErr("append", fmt.Errorf("%w (%v)", ErrOutcomeUnknown, err))
+			}
 			return pgErr("append", err)
 		}
 		n = end
@@ -382,6 +386,19 @@ func (p *Postgres) Append(ctx context.Context, log string, expected int64, entri
 		return 0, err
 	}
 	return n, err
+}
+
+// commitInDoubt reports whether an error from the batch that ends with
+// COMMIT leaves its outcome unknown: anything but an ERROR the server
+// reported for a statement (which aborts the transaction: nothing was
+// committed) — a lost connection, a timeout, a FATAL or PANIC from a server
+// going down.
+func commitInDoubt(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Severity == "FATAL" || pe.Severity == "PANIC"
+	}
+	return true
 }
 
 // rollback ends the transaction a failed or refused append left open; a

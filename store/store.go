@@ -39,7 +39,7 @@
 // never nil (an empty value comes back as an empty slice).
 //
 // Errors are tested with errors.Is against ErrNotFound, ErrStale,
-// ErrCallConflict and ErrCallExists; their messages start with "store: ".
+// ErrCallConflict, ErrCallExists and ErrOutcomeUnknown; their messages start with "store: ".
 package store
 
 import (
@@ -58,6 +58,13 @@ var (
 	// ErrCallExists: the call id is already recorded with the same input; nothing was appended.
 	// The error is a *CallExistsError carrying the stored record.
 	ErrCallExists = errors.New("call id already recorded")
+	// ErrOutcomeUnknown: the write was sent but its commit was never
+	// confirmed (the connection was lost during COMMIT, the server
+	// restarted): it may or may not have happened. Retrying with the same
+	// call id resolves it exactly once (R5.6): the stored record comes back
+	// (ErrCallExists) if it happened, the write is made if it did not.
+	// Never retry it with a fresh call id.
+	ErrOutcomeUnknown = errors.New("outcome unknown: the commit may or may not have happened; retry with the same call id")
 )
 
 // Any, as the expected length of an Append, skips the length check.
