@@ -40,6 +40,7 @@ var commands = map[string]command{
 	"hook":    {"answer a coding agent's hook event: attune hook claude|codex|cursor|gemini [--config FILE]; attune hook install|uninstall|serve claude", hookCmd},
 	"mcp":     {"an MCP server guarding upstream MCP servers' tools: attune mcp -- CMD", mcpCmd},
 	"init":    {"start a project: attune init [DIR] [--harness claude|codex|gemini|copilot] [--pack NAME]", initCmd},
+	"store":   {"create or upgrade the store's schema: attune store migrate [--store URL] [--config FILE]", storeCmd},
 	"version": {"print the version, commit, Go version and platform: attune version [--json]", versionCmd},
 }
 
