@@ -114,7 +114,8 @@ func (b *Bot) ConfigFor(program string) map[string]any {
 }
 
 // Default returns the configuration of an empty file in dir: the store
-// dir/.attune/state.db, no packs, project "default", a callback budget of
+// dir/.attune/state.db, no packs, project "default" (Load replaces it
+// with the repository's, RepoProject, when the file names none), a callback budget of
 // one second, an empty floor and no bots.
 func Default(dir string) *Config {
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -166,7 +167,11 @@ func LoadAll(path string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read: " + unwrapPath(err).Error(), err: err}
 	}
-	return parse(path, data, true)
+	cfg, err := parse(path, data, true)
+	if cfg != nil && cfg.lines["engine.project"] == 0 && cfg.Engine.Project == DefaultProject {
+		cfg.Engine.Project = RepoProject(cfg.Dir) // never a shared "default"
+	}
+	return cfg, err
 }
 
 // unwrapPath drops the path from an *os.PathError: the Error names the
