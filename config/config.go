@@ -72,6 +72,14 @@ type Engine struct {
 	// HostTimeout bounds each host callback (admit/read, the floor, a host
 	// core): past it the callback's ctx is done and its call fails.
 	HostTimeout time.Duration
+	// PoolMaxConns, ConnectTimeout and StatementTimeout are a PostgreSQL
+	// store's connection pool size, connect timeout and statement timeout
+	// (0: the store URL's, else the defaults: max(4, GOMAXPROCS)
+	// connections, no timeouts). The store URL's own pool_max_conns,
+	// connect_timeout or statement_timeout wins over these.
+	PoolMaxConns     int
+	ConnectTimeout   time.Duration
+	StatementTimeout time.Duration
 	// MemoryLimit is the host's Go heap, in bytes, over which the engine
 	// cancels running callbacks (a `memory` failure); 0 turns it off.
 	MemoryLimit int64

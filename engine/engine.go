@@ -230,6 +230,9 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
+		if kind == config.StorePostgres {
+			target = o.Config.Engine.PostgresTarget(target)
+		}
 		st, err := store.Open(ctx, kind, target)
 		if err != nil {
 			return nil, err
