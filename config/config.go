@@ -72,6 +72,14 @@ type Engine struct {
 	// HostTimeout bounds each host callback (admit/read, the floor, a host
 	// core): past it the callback's ctx is done and its call fails.
 	HostTimeout time.Duration
+	// PoolMaxConns, ConnectTimeout and StatementTimeout are a PostgreSQL
+	// store's connection pool size, connect timeout and statement timeout
+	// (0: the store URL's, else the defaults: max(4, GOMAXPROCS)
+	// connections, no timeouts). The store URL's own pool_max_conns,
+	// connect_timeout or statement_timeout wins over these.
+	PoolMaxConns     int
+	ConnectTimeout   time.Duration
+	StatementTimeout time.Duration
 	// MemoryLimit is the host's Go heap, in bytes, over which the engine
 	// cancels running callbacks (a `memory` failure); 0 turns it off.
 	MemoryLimit int64
@@ -114,7 +122,8 @@ func (b *Bot) ConfigFor(program string) map[string]any {
 }
 
 // Default returns the configuration of an empty file in dir: the store
-// dir/.attune/state.db, no packs, project "default", a callback budget of
+// dir/.attune/state.db, no packs, project "default" (Load replaces it
+// with the repository's, RepoProject, when the file names none), a callback budget of
 // one second, an empty floor and no bots.
 func Default(dir string) *Config {
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -166,7 +175,11 @@ func LoadAll(path string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read: " + unwrapPath(err).Error(), err: err}
 	}
-	return parse(path, data, true)
+	cfg, err := parse(path, data, true)
+	if cfg != nil && cfg.lines["engine.project"] == 0 && cfg.Engine.Project == DefaultProject {
+		cfg.Engine.Project = RepoProject(cfg.Dir) // never a shared "default"
+	}
+	return cfg, err
 }
 
 // unwrapPath drops the path from an *os.PathError: the Error names the

@@ -31,7 +31,7 @@ const (
 // The keys of each table of the schema.
 var (
 	topKeys    = []string{"engine", "floor", "bots", "harness"}
-	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit", "max_note_bytes", "max_boundary_note_bytes"}
+	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit", "max_note_bytes", "max_boundary_note_bytes", "pool_max_conns", "connect_timeout", "statement_timeout"}
 	floorKeys  = []string{"refuse_marks"}
 	botKeys    = []string{"behaviors", "ceiling", "grants", "retry_budget", "config"}
 )
@@ -251,6 +251,20 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 		case "memory_limit":
 			if n, ok := d.memoryLimit(p, v); ok {
 				cfg.Engine.MemoryLimit = n
+			}
+		case "pool_max_conns":
+			if n, ok := v.(int64); ok && n >= 1 && n <= 1000 {
+				cfg.Engine.PoolMaxConns = int(n)
+			} else {
+				d.errorf(p, "want a number of connections from 1 to 1000, got %s", tomlx.Describe(v))
+			}
+		case "connect_timeout":
+			if dur, ok := d.duration(p, v, "10s", time.Hour); ok {
+				cfg.Engine.ConnectTimeout = dur
+			}
+		case "statement_timeout":
+			if dur, ok := d.duration(p, v, "30s", 24*time.Hour); ok {
+				cfg.Engine.StatementTimeout = dur
 			}
 		case "max_note_bytes":
 			if n, ok := d.noteSize(p, v); ok {

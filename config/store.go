@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Store kinds returned by ParseStore.
@@ -101,4 +103,31 @@ func absPath(p, dir string) (string, error) {
 		return "", fmt.Errorf("cannot resolve path %q: %v", p, err)
 	}
 	return abs, nil
+}
+
+// PostgresTarget adds the [engine] pool_max_conns, connect_timeout and
+// statement_timeout settings to a postgres:// URL, each unless the URL
+// sets it already (the URL wins). Other targets are returned unchanged.
+func (e *Engine) PostgresTarget(target string) string {
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return target
+	}
+	q := u.Query()
+	set := func(k, v string) {
+		if !q.Has(k) {
+			q.Set(k, v)
+		}
+	}
+	if e.PoolMaxConns > 0 {
+		set("pool_max_conns", strconv.Itoa(e.PoolMaxConns))
+	}
+	if e.ConnectTimeout > 0 {
+		set("connect_timeout", strconv.Itoa(max(1, int(e.ConnectTimeout.Round(time.Second)/time.Second))))
+	}
+	if e.StatementTimeout > 0 {
+		set("statement_timeout", strconv.FormatInt(max(1, e.StatementTimeout.Milliseconds()), 10))
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -213,7 +213,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		e.packs = append(e.packs, pin.Pack{Name: dir, FS: os.DirFS(dir)})
 	}
 	e.packs = append(e.packs, o.Packs...)
-	e.packs = append(e.packs, pin.Pack{Name: "behaviors", FS: behaviors.FS})
+	e.packs = append(e.packs, pin.Pack{Name: "behaviors", ID: pin.EnginePackID, FS: behaviors.FS})
 	// R8.2: nothing starts on a bad config, a program no pack holds included.
 	if err := o.Config.Validate(func(name string) bool { _, _, ok := e.packs.Find(name); return ok }); err != nil {
 		return nil, err
@@ -239,6 +239,9 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		kind, target, err := config.ParseStore(o.Config.Engine.Store, o.Config.Dir)
 		if err != nil {
 			return nil, err
+		}
+		if kind == config.StorePostgres {
+			target = o.Config.Engine.PostgresTarget(target)
 		}
 		st, err := store.Open(ctx, kind, target)
 		if err != nil {

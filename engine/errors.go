@@ -78,6 +78,11 @@ const (
 	CodeNote Code = "note"
 	// The store failed.
 	CodeStore Code = "store"
+	// A command's commit may or may not have happened (the store's
+	// connection was lost during COMMIT, the server restarted): call again
+	// with the same call id, which resolves it exactly once (R5.6), never
+	// with a fresh one.
+	CodeOutcomeUnknown Code = "outcome-unknown"
 	// A value the host handed the engine inside a turn (a core's result, a
 	// tool's arguments, an admit/read answer, a host library's result, a
 	// turn's input) has no JSON form (a NaN or infinity, a cycle, a channel

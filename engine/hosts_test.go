@@ -76,6 +76,22 @@ func TestTwoHostsSQLite(t *testing.T) {
 // R5.10: a server store (PostgreSQL) serves several hosts sharing project
 // owners; run when ATTUNE_TEST_POSTGRES names a database (.ci/postgres.sh).
 func TestTwoHostsPostgres(t *testing.T) {
+	ctx := context.Background()
+	target := pgTestSchema(t)
+	twoHosts(t, func() store.Store {
+		st, err := store.OpenPostgres(ctx, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+}
+
+// pgTestSchema returns the postgres:// URL of ATTUNE_TEST_POSTGRES's
+// database with a fresh schema, dropped at the end, as its search_path.
+// Without ATTUNE_TEST_POSTGRES the test is skipped, except under CI.
+func pgTestSchema(t testing.TB) string {
+	t.Helper()
 	base := os.Getenv("ATTUNE_TEST_POSTGRES")
 	if base == "" {
 		if os.Getenv("CI") != "" {
@@ -95,18 +111,12 @@ func TestTwoHostsPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); conn.Close(ctx) })
-	target := base + " search_path=" + schema
-	if u, err := url.Parse(base); err == nil && u.Scheme != "" {
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		target = u.String()
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" {
+		t.Fatalf("ATTUNE_TEST_POSTGRES: want a postgres:// URL, have %q", base)
 	}
-	twoHosts(t, func() store.Store {
-		st, err := store.OpenPostgres(ctx, target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	})
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }

@@ -15,8 +15,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
+	"time"
 
 	lua "github.com/attune-dev/attune/internal/lua"
 
@@ -319,17 +321,75 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 			return failed("owner: " + err.Error())
 		}
 	}
+	gater, _ := i.e.st.(store.Gater)
 	for attempt := 1; ; attempt++ {
 		out, stale := mc.attempt(o, m, inJSON)
 		if !stale || attempt >= maxCommandAttempts {
 			return out
 		}
+		if gater != nil && attempt == 1 {
+			// Writers of a shared store queue at the owner's gate
+			// after their first stale attempt (store.Gater).
+			release, err := gater.Gate(ctx, o.log)
+			if err != nil {
+				return out
+			}
+			defer release()
+			continue
+		}
+		if !staleBackoff(ctx, attempt) {
+			return out
+		}
 	}
 }
 
-// maxCommandAttempts bounds how often a command whose append found the
-// owner moved on runs again (see attempt).
-const maxCommandAttempts = 4
+// maxCommandAttempts bounds how often a pure command whose append found
+// the owner moved on runs in all (see attempt): the first run and up to
+// 63 more. On a shared store (store.Gater: PostgreSQL) the second attempt
+// runs as soon as the command holds the owner's gate, where writers that
+// met at one revision queue; every later one after a jittered backoff
+// (staleBackoff), at most about 1.4 s of waiting in all. Only then does
+// the caller see stale-revision.
+const maxCommandAttempts = 64
+
+// Backoff between attempts of a stale command: a uniformly random wait in
+// [0, min(staleBackoffCap, staleBackoffBase·2^(attempt-1))], so writers
+// that met at one revision spread out instead of meeting again.
+const (
+	staleBackoffBase = 100 * time.Microsecond
+	staleBackoffCap  = 25 * time.Millisecond
+)
+
+// When the store cannot tell whether a command's append was committed
+// (store.ErrOutcomeUnknown), the engine sends it again with the same call
+// id up to unknownRetryCount times, after 100 ms, 400 ms and 1.6 s (about
+// 2 s in all); then the caller gets outcome-unknown and calls again with
+// the same call id.
+const (
+	unknownRetryFirst = 100 * time.Millisecond
+	unknownRetryCount = 3
+)
+
+// staleBackoff waits before attempt+1; false when ctx ended first.
+func staleBackoff(ctx context.Context, attempt int) bool {
+	d := staleBackoffCap
+	if attempt < 16 {
+		d = min(d, staleBackoffBase<<(attempt-1))
+	}
+	return sleepCtx(ctx, rand.N(d+1))
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // attempt folds the owner, runs the handler on the state it observed and
 // records or commits the result. stale reports a command whose append
@@ -528,6 +588,15 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 		}
 	}
 	n, err := e.st.Append(mc.ctx, o.log, rev, entries, call)
+	for k, d := 0, unknownRetryFirst; k < unknownRetryCount && errors.Is(err, store.ErrOutcomeUnknown); k, d = k+1, d*4 {
+		// The commit may or may not have happened: the same append with
+		// the same call id tells which, exactly once (R5.6): the stored
+		// record if it happened, the append now if it did not.
+		if !sleepCtx(mc.ctx, d) {
+			break
+		}
+		n, err = e.st.Append(mc.ctx, o.log, rev, entries, call)
+	}
 	if err != nil {
 		if out, ok := appendError(err, call); ok {
 			return mc.current(o, out)
@@ -535,6 +604,11 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 		if errors.Is(err, store.ErrStale) {
 			msg := fmt.Sprintf("stale-revision: owner %s moved from revision %d to %d", o.addr, rev, n)
 			return MethodOutcome{Status: StatusFailed, Revision: n, Error: msg, Err: &Error{Code: CodeStaleRevision, Message: msg, Err: err}}
+		}
+		if errors.Is(err, store.ErrOutcomeUnknown) {
+			msg := fmt.Sprintf("outcome-unknown: command %s.%s (call id %s) may or may not have been committed: call again with the same call id, never a fresh one (%v)",
+				o.addr, mc.c.Method, call.ID, err)
+			return MethodOutcome{Status: StatusFailed, Revision: rev, CallID: call.ID, Error: msg, Err: &Error{Code: CodeOutcomeUnknown, Message: msg, Err: err}}
 		}
 		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), Revision: rev}
 	}

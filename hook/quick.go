@@ -211,6 +211,6 @@ func programsFound(cfg *config.Config) bool {
 	for _, dir := range cfg.Engine.Packs {
 		packs = append(packs, pin.Pack{Name: dir, FS: os.DirFS(dir)})
 	}
-	packs = append(packs, pin.Pack{Name: "behaviors", FS: behaviors.FS})
+	packs = append(packs, pin.Pack{Name: "behaviors", ID: pin.EnginePackID, FS: behaviors.FS})
 	return cfg.Validate(func(name string) bool { _, _, ok := packs.Find(name); return ok }) == nil
 }

@@ -26,9 +26,13 @@ import (
 
 // Program is one selected program in a pin.
 type Program struct {
-	Name   string `json:"name"`
-	File   string `json:"file"` // file name in its pack: "tasks.scm"
-	Pack   string `json:"pack"` // the pack it came from, for messages
+	Name string `json:"name"`
+	File string `json:"file"` // file name in its pack: "tasks.scm"
+	Pack string `json:"pack"` // the pack it came from, for messages
+	// PackID is the identity of that pack (Pack.Identity): what owners
+	// are claimed by. Empty in pins made before packs had identities:
+	// DefaultPackID(Pack) stands for it.
+	PackID string `json:"pack_id,omitempty"`
 	SHA256 string `json:"sha256"`
 	// Config is the sha256 of the program's configuration (canonical JSON).
 	Config string `json:"config"`
@@ -73,6 +77,9 @@ func (p *Pin) Has(name string) bool {
 type Pack struct {
 	Name string // a path or "behaviors" for the engine's own pack
 	FS   fs.FS
+	// ID is the pack's identity; empty: its pack.toml's id or the base
+	// name of Name (Identity).
+	ID string
 }
 
 // Packs is the search order.
@@ -167,6 +174,10 @@ func Resolve(ctx context.Context, st store.Store, packs Packs, bot string, behav
 		if err != nil {
 			return nil, err
 		}
+		id, err := pack.Identity()
+		if err != nil {
+			return nil, err
+		}
 		cfg := configs[name]
 		if cfg == nil {
 			cfg = map[string]any{}
@@ -179,7 +190,7 @@ func Resolve(ctx context.Context, st store.Store, packs Packs, bot string, behav
 		if err != nil {
 			return nil, err
 		}
-		p.Programs = append(p.Programs, Program{Name: name, File: file, Pack: pack.Name, SHA256: sha, Config: csha})
+		p.Programs = append(p.Programs, Program{Name: name, File: file, Pack: pack.Name, PackID: id, SHA256: sha, Config: csha})
 	}
 	for _, c := range packs.commandFiles() {
 		src, err := fs.ReadFile(c.pack.FS, c.file)

@@ -10,17 +10,22 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Postgres is the server Store: several hosts that share project and global
 // owners share one PostgreSQL database (R5.10). Its tables are attune_meta,
 // attune_blobs, attune_records, attune_logs and attune_calls, in the first
-// schema of the connection's search_path; they are created when missing.
+// schema of the connection's search_path. `attune store migrate`
+// (MigratePostgres) creates and upgrades them; an open only reads the
+// schema version, creating the tables only in a database that has none
+// and a role that may.
 //
 // Appends, truncations and deletions of one log take a transaction-scoped
 // advisory lock on that log before they read its length, so appenders at the
 // same expected length serialize across hosts and the later ones see
-// ErrStale. Names and keys sort in byte order (COLLATE "C"), as in the other
+// ErrStale. An append checks the length once before it asks for the lock
+// too: one that is already stale fails at once instead of queueing. Names and keys sort in byte order (COLLATE "C"), as in the other
 // stores; being PostgreSQL text, they must be valid UTF-8 without NUL.
 //
 // A Postgres keeps a small pool of connections (at most max(4, GOMAXPROCS),
@@ -70,13 +75,25 @@ var pgSchema = []string{
 		revision bigint NOT NULL,
 		PRIMARY KEY (log, id)
 	)`,
-	`INSERT INTO attune_meta (name, value) VALUES ('schema_version', '1') ON CONFLICT (name) DO NOTHING`,
 }
 
 // OpenPostgres connects to the PostgreSQL database at url (a postgres://
 // URL or a keyword/value string, as pgx reads them) and creates attune's
 // tables when they are missing.
 func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
+	p, err := openPostgresPool(url)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.init(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// openPostgresPool reads url and makes the pool, connecting to nothing yet.
+func openPostgresPool(url string) (*Postgres, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: postgres: %w", err)
@@ -90,31 +107,129 @@ func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
 		}
 		size = n
 	}
-	p := &Postgres{pool: newPGPool(cfg, size)}
-	if err := p.init(ctx); err != nil {
-		p.Close()
-		return nil, err
-	}
-	return p, nil
+	return &Postgres{pool: newPGPool(cfg, size)}, nil
 }
 
+// init opens the schema: it reads the schema version with no DDL, so a
+// role with only DML rights opens a migrated store. A database with no
+// attune tables is migrated here when the role may create tables (as
+// `attune store migrate` would); otherwise, or on an older schema, the
+// error says to run `attune store migrate`.
 func (p *Postgres) init(ctx context.Context) error {
-	return p.tx(ctx, "open", func(tx pgx.Tx) error {
-		// Hosts starting together would race on CREATE TABLE IF NOT EXISTS.
+	v, err := p.schemaVersion(ctx)
+	switch {
+	case err != nil:
+		return err
+	case v == 0:
+		if err := p.migrate(ctx); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege
+				return fmt.Errorf("store: postgres: the database has no attune schema and this role may not create it: run `attune store migrate --store URL` as a role that may (docs/team.md): %w", err)
+			}
+			return err
+		}
+		return nil
+	case v < pgSchemaVersion:
+		return fmt.Errorf("store: postgres: schema version %d is older than this attune's (%d): run `attune store migrate` (docs/team.md)", v, pgSchemaVersion)
+	case v > pgSchemaVersion:
+		return fmt.Errorf("store: postgres: schema version %d, which this attune cannot read (it reads %d): upgrade attune", v, pgSchemaVersion)
+	}
+	return nil
+}
+
+// schemaVersion is the schema_version of attune_meta, 0 when attune's
+// tables are missing.
+func (p *Postgres) schemaVersion(ctx context.Context) (int, error) {
+	var v string
+	err := p.conn(ctx, "open", func(c *pgx.Conn) error {
+		var present bool
+		if err := c.QueryRow(ctx, `SELECT to_regclass('attune_meta') IS NOT NULL`).Scan(&present); err != nil {
+			return pgErr("open", err)
+		}
+		if !present {
+			return nil
+		}
+		err := c.QueryRow(ctx, `SELECT value FROM attune_meta WHERE name = 'schema_version'`).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return pgErr("open", err)
+	})
+	if err != nil || v == "" {
+		return 0, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("store: postgres: schema version %q is not a number", v)
+	}
+	return n, nil
+}
+
+// pgMigrations are the schema's versions, forward only: pgMigrations[k]
+// takes the schema from version k to k+1. A new version appends a step
+// and raises pgSchemaVersion; a step never changes once released.
+var pgMigrations = [][]string{
+	pgSchema, // v1
+}
+
+// MigratePostgres creates or upgrades attune's schema in the database at
+// url to the version this attune reads, and returns the versions it found
+// and left. Run it as a role that may create tables (`attune store
+// migrate`); hosts may then connect as a role with only DML rights.
+func MigratePostgres(ctx context.Context, url string) (from, to int, err error) {
+	p, err := openPostgresPool(url)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer p.Close()
+	from, err = p.schemaVersion(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if from > pgSchemaVersion {
+		return from, from, fmt.Errorf("store: postgres: schema version %d is newer than this attune's (%d): upgrade attune", from, pgSchemaVersion)
+	}
+	if err := p.migrate(ctx); err != nil {
+		return from, from, err
+	}
+	return from, pgSchemaVersion, nil
+}
+
+// migrate runs, under the schema lock, every step from the stored version
+// up to pgSchemaVersion, each in the one transaction that records it.
+func (p *Postgres) migrate(ctx context.Context) error {
+	return p.tx(ctx, "migrate", func(tx pgx.Tx) error {
+		// Hosts starting together would race on CREATE TABLE.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, 0)`, pgLockClass); err != nil {
 			return err
 		}
-		for _, stmt := range pgSchema {
-			if _, err := tx.Exec(ctx, stmt); err != nil {
-				return err
-			}
-		}
-		var v string
-		if err := tx.QueryRow(ctx, `SELECT value FROM attune_meta WHERE name = 'schema_version'`).Scan(&v); err != nil {
+		v := 0
+		var present bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('attune_meta') IS NOT NULL`).Scan(&present); err != nil {
 			return err
 		}
-		if v != strconv.Itoa(pgSchemaVersion) {
-			return fmt.Errorf("schema version %s, which this attune cannot read (it reads %d)", v, pgSchemaVersion)
+		if present {
+			var s string
+			err := tx.QueryRow(ctx, `SELECT value FROM attune_meta WHERE name = 'schema_version'`).Scan(&s)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			if s != "" {
+				if v, err = strconv.Atoi(s); err != nil {
+					return fmt.Errorf("schema version %q is not a number", s)
+				}
+			}
+		}
+		for ; v < pgSchemaVersion; v++ {
+			for _, stmt := range pgMigrations[v] {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return fmt.Errorf("migration to version %d: %w", v+1, err)
+				}
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO attune_meta (name, value) VALUES ('schema_version', $1)
+				ON CONFLICT (name) DO UPDATE SET value = excluded.value`, strconv.Itoa(v+1)); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -293,24 +408,34 @@ func (p *Postgres) Append(ctx context.Context, log string, expected int64, entri
 	}
 	var n int64
 	err := p.conn(ctx, "append", func(c *pgx.Conn) error {
-		// Each statement of the batch takes its own snapshot (READ
-		// COMMITTED), so the length is read after the lock is held and
-		// sees what the previous holder committed.
+		// The length is checked before the lock: an append that is
+		// already stale takes no lock and waits for no holder, so stale
+		// attempts do not queue behind the one that wins. Each statement
+		// of the batch takes its own snapshot (READ COMMITTED), so the
+		// length read again after the lock is held sees what the previous
+		// holder committed.
 		b := &pgx.Batch{}
 		b.Queue(`BEGIN`)
-		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, pgLockClass, log)
+		b.Queue(`SELECT s.n, CASE WHEN $3::bigint < 0 OR s.n = $3::bigint
+				THEN (SELECT true FROM pg_advisory_xact_lock($1, hashtext($2))) ELSE false END
+			FROM (SELECT coalesce(max(seq), 0) AS n FROM attune_logs WHERE log = $2) s`, pgLockClass, log, expected)
 		b.Queue(`SELECT coalesce(max(seq), 0) FROM attune_logs WHERE log = $1`, log)
 		if call != nil {
 			b.Queue(`SELECT input, result, revision FROM attune_calls WHERE log = $1 AND id = $2`, log, call.ID)
 		}
 		var stored *CallRecord
 		br := c.SendBatch(ctx, b)
+		var pre int64
+		var locked bool
 		_, err := br.Exec()
 		if err == nil {
-			_, err = br.Exec()
+			err = br.QueryRow().Scan(&pre, &locked)
 		}
 		if err == nil {
 			err = br.QueryRow().Scan(&n)
+		}
+		if err == nil && !locked {
+			n = pre // stale before the lock: report what was seen
 		}
 		if err == nil && call != nil {
 			rec := CallRecord{ID: call.ID}
@@ -362,6 +487,9 @@ func (p *Postgres) Append(ctx context.Context, log string, expected int64, entri
 		defer cancel()
 		if err := c.SendBatch(wctx, b).Close(); err != nil {
 			rollback(ctx, c)
+			if commitInDoubt(err) {
+				return pgErr("append", fmt.Errorf("%w (%v)", ErrOutcomeUnknown, err))
+			}
 			return pgErr("append", err)
 		}
 		n = end
@@ -371,6 +499,19 @@ func (p *Postgres) Append(ctx context.Context, log string, expected int64, entri
 		return 0, err
 	}
 	return n, err
+}
+
+// commitInDoubt reports whether an error from the batch that ends with
+// COMMIT leaves its outcome unknown: anything but an ERROR the server
+// reported for a statement (which aborts the transaction: nothing was
+// committed) — a lost connection, a timeout, a FATAL or PANIC from a server
+// going down.
+func commitInDoubt(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Severity == "FATAL" || pe.Severity == "PANIC"
+	}
+	return true
 }
 
 // rollback ends the transaction a failed or refused append left open; a
@@ -474,6 +615,39 @@ func (p *Postgres) GetCall(ctx context.Context, log, id string) (CallRecord, err
 	return rec, nil
 }
 
+// pgGateClass is the first key of the writers' gates (Gate); the second is
+// hashtext(log). Another class than the logs' locks: a gate holder's own
+// appends take the log's lock on another connection.
+const pgGateClass = pgLockClass + 1
+
+// Gate implements Gater with a session-level advisory lock held on a
+// connection of the pool until release (at least two connections are
+// needed: with a pool of one, Gate lets the caller in at once).
+func (p *Postgres) Gate(ctx context.Context, log string) (func(), error) {
+	if cap(p.pool.slots) < 2 {
+		return func() {}, nil
+	}
+	c, err := p.pool.acquire(ctx)
+	if err != nil {
+		return nil, pgErr("gate", err)
+	}
+	if _, err := c.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext($2))`, pgGateClass, log); err != nil {
+		closeConn(c) // a lock maybe taken on a connection in doubt: drop it
+		p.pool.drop()
+		return nil, pgErr("gate", err)
+	}
+	return func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := c.Exec(rctx, `SELECT pg_advisory_unlock($1, hashtext($2))`, pgGateClass, log); err != nil {
+			closeConn(c) // the session ends, and its lock with it
+			p.pool.drop()
+			return
+		}
+		p.pool.release(c)
+	}, nil
+}
+
 // Close implements Store: it closes the idle connections at once and the
 // busy ones when they are given back.
 func (p *Postgres) Close() error {
@@ -544,6 +718,9 @@ func (p *pgPool) release(c *pgx.Conn) {
 		closeConn(c)
 	}
 }
+
+// drop gives back the slot of a connection closed instead of released.
+func (p *pgPool) drop() { <-p.slots }
 
 func (p *pgPool) close() {
 	p.mu.Lock()

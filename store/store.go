@@ -39,7 +39,7 @@
 // never nil (an empty value comes back as an empty slice).
 //
 // Errors are tested with errors.Is against ErrNotFound, ErrStale,
-// ErrCallConflict and ErrCallExists; their messages start with "store: ".
+// ErrCallConflict, ErrCallExists and ErrOutcomeUnknown; their messages start with "store: ".
 package store
 
 import (
@@ -58,6 +58,13 @@ var (
 	// ErrCallExists: the call id is already recorded with the same input; nothing was appended.
 	// The error is a *CallExistsError carrying the stored record.
 	ErrCallExists = errors.New("call id already recorded")
+	// ErrOutcomeUnknown: the write was sent but its commit was never
+	// confirmed (the connection was lost during COMMIT, the server
+	// restarted): it may or may not have happened. Retrying with the same
+	// call id resolves it exactly once (R5.6): the stored record comes back
+	// (ErrCallExists) if it happened, the write is made if it did not.
+	// Never retry it with a fresh call id.
+	ErrOutcomeUnknown = errors.New("outcome unknown: the commit may or may not have happened; retry with the same call id")
 )
 
 // Any, as the expected length of an Append, skips the length check.
@@ -99,6 +106,18 @@ func (e *CallExistsError) Unwrap() error { return ErrCallExists }
 type Lazy interface {
 	AppendLazy(ctx context.Context, log string, expected int64, entries [][]byte, call *CallRecord) (int64, error)
 	Sync(ctx context.Context) error
+}
+
+// Gater is implemented by stores that several processes share (Postgres):
+// Gate waits until no other caller, in this process or another, holds the
+// gate of log, and returns the function that lets the next one in. A gate
+// is advice between writers, not a lock on the log: appends of callers
+// that hold no gate still go through Append's checks. A writer whose
+// optimistic append went stale takes the gate before it tries again, so
+// writers that keep meeting at one revision queue instead of retrying in
+// vain. The gate is let go when its connection is lost.
+type Gater interface {
+	Gate(ctx context.Context, log string) (release func(), err error)
 }
 
 // Store is the persistence contract. Log names and record keys are opaque

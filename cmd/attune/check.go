@@ -55,7 +55,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		packs = append(packs, pin.Pack{Name: dir, FS: os.DirFS(dir)})
 	}
-	packs = append(packs, pin.Pack{Name: "behaviors", FS: behaviors.FS})
+	packs = append(packs, pin.Pack{Name: "behaviors", ID: pin.EnginePackID, FS: behaviors.FS})
 	for _, w := range packs.Shadowed() {
 		fmt.Fprintf(stdout, "%s: warning: %s\n", file, w)
 	}

@@ -42,6 +42,7 @@ var commands = map[string]command{
 	"hook":    {"answer a coding agent's hook event: attune hook claude|codex|cursor|gemini [--config FILE]; attune hook install|uninstall|serve claude; attune hook doctor [--project DIR]", hookCmd},
 	"mcp":     {"an MCP server guarding upstream MCP servers' tools: attune mcp -- CMD", mcpCmd},
 	"init":    {"start a project: attune init [DIR] [--harness claude|codex|gemini|copilot] [--pack NAME]", initCmd},
+	"store":   {"create or upgrade the store's schema: attune store migrate [--store URL] [--config FILE]", storeCmd},
 	"version": {"print the version, commit, Go version and platform: attune version [--json]", versionCmd},
 	"inspect": {"a local page of the store's sessions and their timelines: attune inspect [--json] [--listen 127.0.0.1:PORT] [SESSION]", inspectCmd},
 	"explain": {"why a hook event or recorded call gets its answer, step by step: attune explain claude < event.json; attune explain --session ID --call CALL_ID", explainCmd},
