@@ -48,15 +48,18 @@ var retiredRoots = []string{"third_party"}
 // examplePaths are paths the docs use as examples of what a user writes or
 // gets, not as files of the repository.
 var examplePaths = map[string]bool{
-	"examples/.attune/state.db": true, // made by the first attune run
-	"tests/a.toml":              true, // attune test -j 4 tests/a.toml tests/b/
-	"tests/b/":                  true,
-	"tests/watch.toml":          true, // a coverage report's example
-	"tests/engine/4-":           true, // a --run pattern
-	"../packs/mine":             true, // a pack a recording names
-	"cmd/glua":                  true, // upstream gopher-lua's, left out of internal/lua
-	"hook/tol":                  true, // a misspelled form (hook/tool) that errors name
-	"../etc":                    true, // an upstream tool name attune mcp encodes (docs/mcp.md, tool paths)
+	"examples/.attune/state.db":           true, // made by the first attune run
+	"tests/a.toml":                        true, // attune test -j 4 tests/a.toml tests/b/
+	"tests/b/":                            true,
+	"tests/watch.toml":                    true, // a coverage report's example
+	"tests/engine/4-":                     true, // a --run pattern
+	"../packs/mine":                       true, // a pack a recording names
+	"cmd/glua":                            true, // upstream gopher-lua's, left out of internal/lua
+	"hook/tol":                            true, // a misspelled form (hook/tool) that errors name
+	"../etc":                              true, // an upstream tool name attune mcp encodes (docs/mcp.md, tool paths)
+	"hook/testdata/captured/NAME-VERSION": true, // where a new dialect's captures go
+	"hook/NAME_e2e_test.go":               true, // where a new dialect's end-to-end suite goes
+	"testdata/artifacts":                  true, // screenshots a test writes (not kept in git)
 }
 
 // formNames are the headings of docs/forms.md: guard/tool, hook/round...

@@ -1,0 +1,93 @@
+package tests
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// docs/architecture.md names every package of the module (a folder with Go
+// files, nested modules and testdata aside), so a package added without
+// its place in the layers fails here. The files it names are checked by
+// TestRulesDoc, as every doc's are.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	doc, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs := packages(t, "..")
+	if len(pkgs) < 20 {
+		t.Fatalf("found only %d packages: %v", len(pkgs), pkgs)
+	}
+	for _, p := range pkgs {
+		if !strings.Contains(string(doc), "`"+p+"`") {
+			t.Errorf("docs/architecture.md does not name package %s", p)
+		}
+	}
+	if missing := packagesNamedNowhere(string(doc), pkgs); len(missing) > 0 {
+		t.Errorf("docs/architecture.md names packages the module lacks: %v", missing)
+	}
+}
+
+// packages are the module's package folders under root, slash-separated.
+func packages(t *testing.T, root string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			name := d.Name()
+			if rel != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			if rel != "." {
+				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+					return filepath.SkipDir // a module of its own
+				}
+			}
+			return nil
+		}
+		if strings.HasSuffix(rel, ".go") && rel != "." {
+			if dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." {
+				seen[dir] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// packagesNamedNowhere are the first cells of the doc's package tables that
+// name no package of the module.
+func packagesNamedNowhere(doc string, pkgs []string) []string {
+	have := map[string]bool{}
+	for _, p := range pkgs {
+		have[p] = true
+	}
+	var out []string
+	for _, line := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cell := strings.TrimSuffix(strings.TrimPrefix(strings.SplitN(line, "|", 3)[1], " `"), "` ")
+		if !have[cell] {
+			out = append(out, cell)
+		}
+	}
+	return out
+}
