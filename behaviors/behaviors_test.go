@@ -1,12 +1,14 @@
 package behaviors
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"strings"
 	"testing"
 
 	lua "github.com/attune-dev/attune/internal/lua"
+	"github.com/attune-dev/attune/internal/lua/parse"
 
 	"github.com/attune-dev/attune/luabind"
 	"github.com/attune-dev/attune/scheme"
@@ -77,6 +79,12 @@ func TestPackLowers(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		if strings.HasSuffix(p, ".lua") {
+			if _, err := parse.Parse(bytes.NewReader(src), p); err != nil {
+				t.Errorf("%s: %v", p, err)
+			}
+			return nil
+		}
 		if _, err := compileScheme(p, src); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
@@ -85,7 +93,7 @@ func TestPackLowers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"branch.scm", "tasks.scm", "offload.scm", "goal.scm", "fusion.scm", "commands/goal.scm", "commands/plan.scm"} {
+	for _, want := range []string{"branch.scm", "tasks.scm", "offload.scm", "goal.scm", "fusion.scm", "guardrails.lua", "commands/goal.scm", "commands/plan.scm"} {
 		if _, err := fs.Stat(FS, want); err != nil {
 			t.Errorf("the pack lacks %s", want)
 		}

@@ -8,5 +8,5 @@ import "embed"
 
 // FS holds the pack's programs and its commands/ folder.
 //
-//go:embed *.scm commands/*.scm
+//go:embed *.scm *.lua commands/*.scm
 var FS embed.FS
