@@ -122,7 +122,13 @@ local function segments(cmd)
       if WRAPPERS[base] or w:match("^[%a_][%w_]*=") then
         i = i + 1
         -- options of the wrapper (sudo -u root, timeout 5, env -i)
-        while i <= #words and (words[i]:sub(1, 1) == "-" or (base == "timeout" and words[i]:match("^%d"))) do i = i + 1 end
+        while i <= #words and (words[i]:sub(1, 1) == "-" or (base == "timeout" and words[i]:match("^%d"))) do
+          local opt = words[i]
+          i = i + 1
+          if (base == "sudo" or base == "doas") and (opt == "-u" or opt == "-g" or opt == "-C" or opt == "-D") then i = i + 1 end
+          if base == "env" and (opt == "-u" or opt == "-C") then i = i + 1 end
+          if base == "nice" and opt == "-n" then i = i + 1 end
+        end
       elseif SHELLS[base] then
         -- the shell's -c text is in the following words already flattened
         local j = i + 1
