@@ -823,8 +823,19 @@ if rl then
       if not ok then error(where .. ".pattern: " .. tostring(found)) end
       return found ~= nil
     end
-    guard.tool(r.matcher, function(call, invoke)
-      if not hit(call) then return invoke() end
+    -- a matcher is a group of the harness table (shell, read, write,
+    -- patch) or a glob over tool paths ("claude/Bash", "*/Bash", "mcp/**")
+    local group = TOOLS[r.matcher]
+    local pat = glob_pattern(r.matcher)
+    local function applies(path)
+      if group then
+        for _, p in ipairs(group) do if p == path then return true end end
+        return false
+      end
+      return path:match(pat) ~= nil
+    end
+    guard.tool("**", function(call, invoke)
+      if not applies(call.path) or not hit(call) then return invoke() end
       if action == "block" then return refuse(msg) end
       if action == "ask" then return ask(msg) end
       notify(msg)
