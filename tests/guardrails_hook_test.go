@@ -1,0 +1,91 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attune-dev/attune/hook"
+)
+
+// The guardrails pack under `attune hook claude`: real reads (file/read,
+// exec/NAME) answered by attune in the session's folder, session context
+// at SessionStart, a redacted Bash result (updatedToolOutput), a denied
+// protected read, an ask from a destructive rule, and the test gate at
+// Stop continuing once, then letting the agent stop.
+func TestGuardrailsUnderClaudeHooks(t *testing.T) {
+	dir := t.TempDir()
+	work := dir // the project (file/read's root) and the session's folder
+	os.WriteFile(filepath.Join(work, "RULES.md"), []byte("Tabs, not spaces."), 0o644)
+	cfgText := `
+[engine]
+store = "state.db"
+
+[bots.main]
+behaviors = ["guardrails"]
+ceiling = ["read", "write", "exec", "network", "spawn"]
+
+[bots.main.config.guardrails.protected_paths]
+[bots.main.config.guardrails.destructive_commands]
+[bots.main.config.guardrails.secrets]
+[bots.main.config.guardrails.session_context]
+files = ["RULES.md"]
+[bots.main.config.guardrails.test_gate]
+read = "test"
+
+[harness.claude]
+bot = "main"
+
+[harness.reads]
+"file/read" = {max_bytes = 4096}
+[harness.reads.exec.test]
+argv = ["sh", "-c", "test -f tests-pass || { echo 'FAIL: TestParse'; exit 1; }"]
+timeout = "20s"
+`
+	cfgFile := filepath.Join(dir, "attune.toml")
+	if err := os.WriteFile(cfgFile, []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r, err := hook.Open(ctx, cfgFile, hook.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cwd, _ := json.Marshal(work)
+	ev := func(name, rest string) string {
+		t.Helper()
+		e, err := hook.Claude{}.Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"g1","cwd":` + string(cwd) + rest + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(hook.Claude{}.Render(e, r.Handle(ctx, hook.Claude{}, e)))
+	}
+	has := func(what, got string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: answer lacks %s:\n%s", what, w, got)
+			}
+		}
+	}
+	has("session context", ev("SessionStart", `,"source":"startup"`), `"additionalContext"`, "RULES.md", "Tabs, not spaces.")
+	ev("UserPromptSubmit", `,"prompt":"go"`)
+	has("protected read", ev("PreToolUse", `,"tool_name":"Read","tool_use_id":"r1","tool_input":{"file_path":"`+work+`/.env"}`),
+		`"permissionDecision":"deny"`, ".env is protected")
+	has("ask on a hard reset", ev("PreToolUse", `,"tool_name":"Bash","tool_use_id":"b1","tool_input":{"command":"git reset --hard"}`),
+		`"permissionDecision":"ask"`, "reset_hard")
+	ev("PreToolUse", `,"tool_name":"Bash","tool_use_id":"b2","tool_input":{"command":"env"}`)
+	got := ev("PostToolUse", `,"tool_name":"Bash","tool_use_id":"b2","tool_input":{"command":"env"},"tool_response":{"stdout":"AWS=AKIAIOSFODNN7EXAMPLE","stderr":"","interrupted":false,"isImage":false}`)
+	has("redacted result", got, `"updatedToolOutput"`, `[redacted:aws_access_key]`, `"interrupted":false`)
+	if strings.Contains(got, "AKIAIOSFODNN7EXAMPLE") {
+		t.Errorf("the key reached the answer: %s", got)
+	}
+	has("test gate", ev("Stop", `,"stop_hook_active":false,"last_assistant_message":"done"`), `"decision":"block"`, "FAIL: TestParse")
+	if got := ev("Stop", `,"stop_hook_active":true,"last_assistant_message":"done"`); strings.Contains(got, `"decision":"block"`) {
+		t.Errorf("the gate continued twice: %s", got)
+	}
+}
