@@ -629,7 +629,8 @@ if sec then
     local out, n = {}, 0
     for k, x in pairs(v) do
       local y, m = walk(x, depth + 1)
-      out[k], n = y, n + m
+      out[k] = y
+      n = n + m
     end
     if n == 0 then return v, 0 end
     return out, n

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -296,7 +297,14 @@ func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
 	if in.HTTP == "" {
 		fmt.Fprintf(stdout, "hooks run: %s\n", in.Binary)
 	}
-	for _, n := range append(configNotes(in), harnessNotes(harness, scope, where)...) {
+	notes := configNotes(in)
+	if cfgFile := in.Config; cfgFile != "" || in.HTTP == "" {
+		if cfgFile == "" {
+			cfgFile = filepath.Join(where.Project, config.DefaultFile)
+		}
+		notes = append(notes, guardrailsNotes(cfgFile)...)
+	}
+	for _, n := range append(notes, harnessNotes(harness, scope, where)...) {
 		fmt.Fprintln(stdout, n)
 	}
 	return 0
@@ -312,6 +320,46 @@ func configNotes(in hook.Install) []string {
 		return []string{"configuration: " + in.Config}
 	}
 	return []string{"configuration: attune.toml of each project (or $ATTUNE_CONFIG)"}
+}
+
+// guardrailsPolicies are the policies of the engine's guardrails program
+// (behaviors/guardrails.lua), in the order its docs list them.
+var guardrailsPolicies = []string{"protected_paths", "destructive_commands", "git_hygiene", "secrets",
+	"read_before_edit", "test_gate", "call_limits", "session_context", "rules"}
+
+// guardrailsNotes says which guardrails policies each bot of the
+// configuration in file turns on; nothing when it cannot be loaded or no
+// bot selects guardrails.
+func guardrailsNotes(file string) []string {
+	cfg, err := config.Load(file)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(cfg.Bots)) {
+		b := cfg.Bots[name]
+		if !slices.Contains(b.Behaviors, "guardrails") {
+			continue
+		}
+		c := b.ConfigFor("guardrails")
+		var on []string
+		for _, p := range guardrailsPolicies {
+			v, ok := c[p]
+			if !ok || v == false {
+				continue
+			}
+			if m, isMap := v.(map[string]any); isMap && m["enabled"] == false {
+				continue
+			}
+			on = append(on, p)
+		}
+		if len(on) == 0 {
+			out = append(out, "guardrails (bot "+name+"): no policy on; add [bots."+name+".config.guardrails.POLICY] tables")
+			continue
+		}
+		out = append(out, "guardrails (bot "+name+"): "+strings.Join(on, ", "))
+	}
+	return out
 }
 
 // harnessNotes is what a user must still do for the harness to run the

@@ -83,6 +83,36 @@ name = "goal"
 text = "the build passes"
 expect = { notes = [{ kind = "ambient", text = "Goal: the build passes" }] }
 `},
+	{name: "guardrails", summary: "adds the engine's guardrails (protected paths, destructive commands, git hygiene, secrets redaction, read before edit)",
+		behaviors: []string{"guardrails"}, config: `
+# guardrails: each policy is on while its table is here (docs/guardrails.md)
+[bots.main.config.guardrails.protected_paths]
+# paths = [".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", ".git/"]
+# allow = [".env.example", ".env.sample", ".env.template"]
+[bots.main.config.guardrails.destructive_commands]
+# protected_branches = ["main", "master"]
+# actions = { rm_outside = "deny", force_push = "deny", reset_hard = "ask", clean = "ask" }
+[bots.main.config.guardrails.git_hygiene]
+protect_branches = false      # true refuses commits on main/master: add "git/branch" = true to [harness.reads]
+# message_pattern = "^%a+: "  # a Lua pattern every commit -m message must match
+[bots.main.config.guardrails.secrets]
+# detectors = ["aws_access_key", "github_token", "private_key", "email", "card_number"]  # default: all
+[bots.main.config.guardrails.read_before_edit]
+# [bots.main.config.guardrails.test_gate]   # needs [harness.reads.exec.test] argv = [...]
+# read = "test"
+`, steps: `
+[[step]]
+op = "tool"
+path = "{shell}"
+args = { command = "cat .env" }
+expect = { status = "refused", refused_by = "guard", reason = ".env is protected" }
+
+[[step]]
+op = "tool"
+path = "{shell}"
+args = { command = "git commit --no-verify -m wip" }
+expect = { status = "refused", refused_by = "guard", reason = "--no-verify" }
+`},
 }
 
 // initFile is one file init writes, by its path under the project.
