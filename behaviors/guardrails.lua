@@ -13,6 +13,14 @@
 local cfg = config() or {}
 local call_method = call.method
 
+local POLICIES = {protected_paths = true, destructive_commands = true, git_hygiene = true, secrets = true,
+  read_before_edit = true, test_gate = true, call_limits = true, session_context = true, rules = true}
+for k in pairs(cfg) do
+  if not POLICIES[k] and k ~= "project" then
+    error("guardrails." .. tostring(k) .. ": no such policy; want one of protected_paths, destructive_commands, git_hygiene, secrets, read_before_edit, test_gate, call_limits, session_context, rules")
+  end
+end
+
 -- policy returns the options of a selected policy, nil when it is off.
 local function policy(name)
   local p = cfg[name]
