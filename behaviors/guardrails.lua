@@ -244,25 +244,27 @@ local pp = policy("protected_paths")
 if pp then
   local globs = pp.paths or {".env*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", ".git/"}
   local allow = pp.allow or {".env.example", ".env.sample", ".env.template"}
-  local function protected(path)
+  -- protected returns the glob path falls under, itself or (with
+  -- realpath = true and resolve) once its symbolic links are resolved by
+  -- the host read file/realpath
+  local function protected(path, resolve)
     if type(path) ~= "string" or path == "" then return nil end
     for _, a in ipairs(allow) do if matches(a, path) then return nil end end
     for _, g in ipairs(globs) do if matches(g, path) then return g end end
-    local real = nil
-    if pp.realpath then
-      local ok, r = pcall(admit.read, "file/realpath", path)
-      if not ok then return "a path attune cannot resolve" end
-      real = r
-    end
-    if type(real) == "string" and real ~= path then
-      for _, g in ipairs(globs) do if matches(g, real) then return g end end
+    if pp.realpath and resolve then
+      local ok, real = pcall(admit.read, "file/realpath", path)
+      if not ok then return "file/realpath cannot be read: enable \"file/realpath\" = true in [harness.reads]" end
+      if type(real) == "string" and real ~= path then
+        for _, a in ipairs(allow) do if matches(a, real) then return nil end end
+        for _, g in ipairs(globs) do if matches(g, real) then return g .. ", through a link" end end
+      end
     end
     return nil
   end
   local function why(path, g) return "guardrails: " .. path .. " is protected (" .. g .. "); ask the user instead" end
   local function file_guard(call, invoke)
     for _, f in ipairs(file_args(call.args)) do
-      local g = protected(f)
+      local g = protected(f, true)
       if g then return refuse(why(f, g)) end
     end
     return invoke()
@@ -279,8 +281,13 @@ if pp then
       -- every word of the command, assignments and wrappers included
       local words = {}
       for w in flatten(cmd):gsub(";", " "):gmatch("%S+") do words[#words + 1] = w end
-      for _, w in ipairs(path_words(words)) do
-        local g = protected(w) or glob_word_hits(w, globs)
+      local resolved = 0
+      for k, w in ipairs(path_words(words)) do
+        -- resolve the words that can name a file (not the command's name,
+        -- not options), at most max_resolve of them
+        local resolve = k > 1 and w:match("^[%w%._/~+@%-]+$") ~= nil and w:sub(1, 1) ~= "-" and resolved < (pp.max_resolve or 32)
+        if resolve then resolved = resolved + 1 end
+        local g = protected(w, resolve) or glob_word_hits(w, globs)
         if g then return refuse(why(w, g)) end
       end
       return invoke()

@@ -17,7 +17,7 @@ const (
 // ReadKeys are the standard keys of admit/read that attune answers itself
 // under `attune hook` and `attune mcp`, each enabled in [harness.reads]
 // (env/NAME and exec/NAME are families, enabled by name).
-var readKeys = []string{"git/branch", "git/status", "git/diff", "git/log", "file/read", "clock/now"}
+var readKeys = []string{"git/branch", "git/status", "git/diff", "git/log", "file/read", "file/realpath", "clock/now"}
 
 // ReadKeys returns the standard keys [harness.reads] can enable (the
 // caller's own copy), besides env (names) and exec (commands).

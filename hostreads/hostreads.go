@@ -144,8 +144,36 @@ func (h *Host) Read(ctx context.Context, key string, arg any, hasArg bool, cwd s
 			return nil, fail("%w", err)
 		}
 		return text, nil
+	case "file/realpath":
+		p, ok := arg.(string)
+		if !hasArg || !ok || p == "" {
+			return nil, fail("give a path: admit/read(\"file/realpath\", \"notes.txt\")")
+		}
+		return realpath(p, cwd)
 	}
 	return nil, fail("no answer for this key")
+}
+
+// realpath is p (relative to cwd) with every symbolic link resolved, as an
+// absolute path; for a path that does not exist yet, its deepest existing
+// folder is resolved and the rest kept as written. It reads no file.
+func realpath(p, cwd string) (string, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	p = filepath.Clean(p)
+	rest := ""
+	for dir := p; ; {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p, nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
 }
 
 // file reads path p inside the project: relative, no "..", no symlink out.
