@@ -146,6 +146,12 @@ local function segments(cmd)
         break
       end
     end
+    if words[i] == "alias" and words[i + 1] then
+      -- alias NAME=VALUE: VALUE is what NAME will run
+      i = i + 1
+      words[i] = words[i]:gsub("^[^=]*=", "")
+      if words[i] == "" then i = i + 1 end
+    end
     local rest = {}
     for k = i, #words do rest[#rest + 1] = words[k] end
     if #rest > 0 then
@@ -166,6 +172,7 @@ local function opaque(cmd)
   if l:find("|%s*[%w/]*sh[^%w]") or l:find("|%s*[%w/]*python%d?[^%w]") or l:find("|%s*[%w/]*perl[^%w]") then
     return "it pipes text into an interpreter"
   end
+  if cmd:find("%$'[^']*\\[xX0-7uU]") then return "it builds text from escapes" end
   if l:find("printf[^;|]*\\x%x%x") or l:find("printf[^;|]*\\%d%d%d") then return "it builds text from escapes" end
   return nil
 end
@@ -184,7 +191,7 @@ local function path_words(words)
   local out = {}
   for _, w in ipairs(words) do
     local t = w:gsub("^%d*[<>]+&?", "")
-    for piece in t:gmatch("[^=,:]+") do out[#out + 1] = piece end
+    for piece in t:gmatch("[^=,:<>]+") do out[#out + 1] = piece end
     out[#out + 1] = t
   end
   return out
@@ -203,7 +210,8 @@ end
 -- any component of the path (".env*", "*.pem"); one ending in "/" a folder
 -- anywhere (".git/"); one with "/" inside the whole path or its tail.
 local function matches(g, path)
-  path = clean(path)
+  path = lower(clean(path))
+  g = lower(g)
   if g:sub(-1) == "/" then
     local pat = glob_pattern(g:sub(1, -2))
     for seg in path:gmatch("[^/]+") do if seg:match(pat) then return true end end
@@ -227,12 +235,16 @@ end
 -- a shell glob word (".e*") that could expand to a protected name
 local function glob_word_hits(word, globs)
   if not word:find("[%*%?%[]") or not word:find("[%w%.]") then return nil end
-  local ok, pat = pcall(glob_pattern, word:match("[^/]+$") or word)
+  local base = lower(word:match("[^/]+$") or word):gsub("%[[^%]]*%]", "?")
+  local ok, pat = pcall(glob_pattern, base)
   if not ok then return nil end
   for _, g in ipairs(globs) do
-    local sample = g:gsub("/$", ""):gsub("%*%*", ""):gsub("%*", "x"):gsub("%?", "x")
-    sample = sample:match("[^/]+$") or sample
-    if sample:match(pat) then return g end
+    -- names the glob matches: its stars empty, and filled
+    for _, fill in ipairs({"", "x"}) do
+      local sample = g:gsub("/$", ""):gsub("%*%*", ""):gsub("%*", fill):gsub("%?", "x")
+      sample = lower(sample:match("[^/]+$") or sample)
+      if sample:match(pat) then return g end
+    end
   end
   return nil
 end
