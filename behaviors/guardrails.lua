@@ -35,11 +35,13 @@ end
 -- Tool paths per harness: the one place they are named.
 ------------------------------------------------------------------------
 local TOOLS = {
-  shell = {"claude/Bash", "codex/Bash", "codex/shell", "gemini/run_shell_command", "copilot/bash", "cursor/Shell"},
+  shell = {"claude/Bash", "codex/Bash", "codex/shell", "codex/local_shell", "codex/exec_command", "gemini/run_shell_command", "copilot/bash", "cursor/Shell"},
   read  = {"claude/Read", "claude/NotebookRead", "gemini/read_file", "gemini/read_many_files", "copilot/view", "cursor/Read"},
   write = {"claude/Edit", "claude/Write", "claude/MultiEdit", "claude/NotebookEdit",
-           "gemini/write_file", "gemini/replace", "copilot/edit", "copilot/create", "cursor/Write", "cursor/Edit"},
+           "gemini/write_file", "gemini/replace", "copilot/edit", "copilot/create", "cursor/Write", "cursor/Edit",
+           "codex/Edit", "codex/Write"},
   patch = {"codex/apply_patch"},
+  search = {"claude/Grep", "claude/Glob", "cursor/Grep", "gemini/search_file_content", "gemini/glob"},
   -- the tools whose results a result guard may judge (every tool of every harness)
   any   = {"claude/**", "codex/**", "gemini/**", "copilot/**", "cursor/**", "mcp/**"},
 }
@@ -284,6 +286,7 @@ if pp then
   each(TOOLS.read, function(p) guard.tool(p, file_guard) end)
   each(TOOLS.write, function(p) guard.tool(p, file_guard) end)
   each(TOOLS.patch, function(p) guard.tool(p, file_guard) end)
+  each(TOOLS.search, function(p) guard.tool(p, file_guard) end)
   guard.tool("mcp/**", file_guard)
   each(TOOLS.shell, function(p)
     guard.tool(p, function(call, invoke)
