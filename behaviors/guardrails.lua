@@ -739,7 +739,12 @@ if tg then
   local cap = tg.max_output or 4000
   hook.round("end", function(b)
     if b.host_continue then return end -- the agent goes on by itself: not a stop
-    local res = admit.read("exec/" .. read)
+    local ok, res = pcall(admit.read, "exec/" .. read)
+    if not ok then
+      -- no test command to run: say so to the user, never hold the agent forever
+      notify("guardrails (test_gate): cannot run the tests: " .. tostring(res), "user")
+      return
+    end
     if type(res) ~= "table" or res.code == 0 then return end
     if not call_method("guardrails", "gate", {turn = b.turn, max = max}) then
       notify("guardrails (test_gate): the tests still fail (exit " .. tostring(res.code) .. ")", "user")

@@ -73,6 +73,10 @@ timeout = "20s"
 		}
 	}
 	has("session context", ev("SessionStart", `,"source":"startup"`), `"additionalContext"`, "RULES.md", "Tabs, not spaces.")
+	has("context after a compaction", ev("SessionStart", `,"source":"compact"`), `"additionalContext"`, "Tabs, not spaces.")
+	if got := ev("SessionStart", `,"source":"resume"`); strings.Contains(got, "Tabs") {
+		t.Errorf("a resumed session got the context again: %s", got)
+	}
 	ev("UserPromptSubmit", `,"prompt":"go"`)
 	has("protected read", ev("PreToolUse", `,"tool_name":"Read","tool_use_id":"r1","tool_input":{"file_path":"`+work+`/.env"}`),
 		`"permissionDecision":"deny"`, ".env is protected")
