@@ -93,3 +93,51 @@ timeout = "20s"
 		t.Errorf("the gate continued twice: %s", got)
 	}
 }
+
+// The same pack under `attune hook gemini`: a destructive command denied
+// at BeforeTool, and a key in a shell result kept from the model at
+// AfterTool.
+func TestGuardrailsUnderGeminiHooks(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "attune.toml")
+	os.WriteFile(cfgFile, []byte(`
+[engine]
+store = "state.db"
+
+[bots.main]
+behaviors = ["guardrails"]
+ceiling = ["read", "write", "exec", "network", "spawn"]
+
+[bots.main.config.guardrails.destructive_commands]
+[bots.main.config.guardrails.secrets]
+
+[harness.gemini]
+bot = "main"
+`), 0o644)
+	ctx := context.Background()
+	r, err := hook.Open(ctx, cfgFile, hook.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cwd, _ := json.Marshal(dir)
+	ev := func(name, rest string) string {
+		t.Helper()
+		e, err := hook.Gemini{}.Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"gm1","cwd":` + string(cwd) + rest + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(hook.Gemini{}.Render(e, r.Handle(ctx, hook.Gemini{}, e)))
+	}
+	ev("BeforeAgent", `,"prompt":"go"`)
+	if got := ev("BeforeTool", `,"tool_name":"run_shell_command","tool_input":{"command":"sudo rm -rf /usr"}`); !strings.Contains(got, "deny") || !strings.Contains(got, "rm_outside") {
+		t.Errorf("BeforeTool rm -rf /usr: %s", got)
+	}
+	ev("BeforeTool", `,"tool_name":"run_shell_command","tool_input":{"command":"env"}`)
+	got := ev("AfterTool", `,"tool_name":"run_shell_command","tool_input":{"command":"env"},"tool_response":{"llmContent":"KEY=AKIAIOSFODNN7EXAMPLE","returnDisplay":"KEY=AKIAIOSFODNN7EXAMPLE"}`)
+	// the key never reaches the model: redacted, or the result withheld
+	// where the dialect cannot carry a replacement (it fails closed)
+	if strings.Contains(got, "AKIAIOSFODNN7EXAMPLE") || !(strings.Contains(got, "[redacted:aws_access_key]") || strings.Contains(got, "withheld")) {
+		t.Errorf("AfterTool with a key: %s", got)
+	}
+}
