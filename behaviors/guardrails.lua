@@ -326,7 +326,11 @@ if dc then
     for _, p in ipairs(protected_branches) do if b == p or b:match(glob_pattern(p)) then return true end end
     return false
   end
+  local allow_outside = dc.allow_outside or {"/tmp/**"}
   local function outside(target, cwd)
+    for _, g in ipairs(allow_outside) do
+      if target:sub(1, 1) == "/" and not target:find("[%$~%*]") and clean(target):match(glob_pattern(g)) then return false end
+    end
     if target:find("[%$~%*]") and not target:match("^[%w%._%-/]+%*$") then return true end
     if target:sub(1, 1) ~= "/" then
       local c = clean(target)
