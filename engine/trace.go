@@ -180,9 +180,6 @@ func (r *registry) trace(level, text string) {
 	}
 }
 
-// traceOn is the chain's tracer (nil when off).
-func (c *chain) traceOn() Tracer { return c.i.e.tracer }
-
 func (c *chain) depth() int {
 	if c.parent == nil {
 		return 0

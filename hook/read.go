@@ -82,6 +82,9 @@ var strictNames = []string{"PreToolUse", "BeforeTool", "preToolUse", "beforeShel
 // d's PreToolUse, so that the answer (BadEvent) denies whatever tool call it
 // may have been.
 func Strict(d Dialect) Event {
+	if u, ok := d.(interface{ unnamed(Event) Event }); ok { // events told by their fields (Copilot CLI)
+		return u.unnamed(Event{})
+	}
 	for _, name := range strictNames {
 		probe, _ := json.Marshal(map[string]string{"hook_event_name": name, "session_id": "-", "conversation_id": "-"})
 		if ev, _ := d.Parse(probe); ev.Kind == ToolPre && ev.Name == name {
