@@ -19,9 +19,6 @@ type cliSuite struct {
 	shell func(id, cmd string) fcall // the model's shell call
 	path  string                     // attune's path of that call
 	run   func(t *testing.T, h *harness, m *model, prompt string)
-	// stops counts the stop events a run answered (the capture of the
-	// dialect's stop event name), for the Stop-gate check.
-	stopEvent string
 }
 
 const askBot = mainBot + `[harness.%s]
