@@ -53,21 +53,9 @@ type RecordedInstance struct {
 // of an instance (its session). Errors wrap ErrNoSession, ErrNewerJournal
 // or ErrPinMissing, with what to do.
 func LoadSession(ctx context.Context, st store.Store, id string) (*Recording, error) {
-	keys, err := st.ListRecords(ctx, "instance", "")
+	_, recs, err := instanceRecords(ctx, st)
 	if err != nil {
 		return nil, err
-	}
-	recs := map[string]instanceRecord{}
-	for _, k := range keys {
-		data, err := st.GetRecord(ctx, "instance", k)
-		if err != nil {
-			return nil, err
-		}
-		var rec instanceRecord
-		if err := json.Unmarshal(data, &rec); err != nil {
-			return nil, fmt.Errorf("instance %s: stored record: %w", k, err)
-		}
-		recs[k] = rec
 	}
 	sess := id
 	var ids []string

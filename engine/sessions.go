@@ -25,20 +25,13 @@ type InstanceInfo struct {
 // ListSessions returns the sessions of a store, sorted by id, with their
 // instances. It reads the instance records only.
 func ListSessions(ctx context.Context, st store.Store) ([]SessionInfo, error) {
-	keys, err := st.ListRecords(ctx, "instance", "")
+	keys, recs, err := instanceRecords(ctx, st)
 	if err != nil {
 		return nil, err
 	}
 	by := map[string]*SessionInfo{}
 	for _, k := range keys {
-		data, err := st.GetRecord(ctx, "instance", k)
-		if err != nil {
-			return nil, err
-		}
-		var rec instanceRecord
-		if err := json.Unmarshal(data, &rec); err != nil {
-			return nil, fmt.Errorf("instance %s: stored record: %w", k, err)
-		}
+		rec := recs[k]
 		s := by[rec.Session]
 		if s == nil {
 			s = &SessionInfo{Session: rec.Session}
@@ -58,4 +51,26 @@ func ListSessions(ctx context.Context, st store.Store) ([]SessionInfo, error) {
 // JournalLength is how many entries an instance's journal of a session holds.
 func JournalLength(ctx context.Context, st store.Store, sess, instance string) (int64, error) {
 	return st.Length(ctx, session.LogName(sess, instance))
+}
+
+// instanceRecords reads every instance record of a store: their ids,
+// sorted, and the records by id.
+func instanceRecords(ctx context.Context, st store.Store) ([]string, map[string]instanceRecord, error) {
+	keys, err := st.ListRecords(ctx, "instance", "")
+	if err != nil {
+		return nil, nil, err
+	}
+	recs := make(map[string]instanceRecord, len(keys))
+	for _, k := range keys {
+		data, err := st.GetRecord(ctx, "instance", k)
+		if err != nil {
+			return nil, nil, err
+		}
+		var rec instanceRecord
+		if err := json.Unmarshal(data, &rec); err != nil {
+			return nil, nil, fmt.Errorf("instance %s: stored record: %w", k, err)
+		}
+		recs[k] = rec
+	}
+	return keys, recs, nil
 }

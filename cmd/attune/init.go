@@ -137,16 +137,9 @@ func initCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	harnessFlag := fs.String("harness", "claude", "the coding agent whose tools the guard watches: "+strings.Join(initHarnessNames(), ", "))
 	packFlag := fs.String("pack", initPacks[0].name, "what the bot selects: "+strings.Join(initPackNames(), ", "))
-	var dirs []string
-	for rest := args; ; {
-		if code, ok := parseFlags(fs, rest); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		dirs = append(dirs, fs.Arg(0)) // DIR may come before the flags
-		rest = fs.Args()[1:]
+	dirs, code, ok := parseInterleaved(fs, args)
+	if !ok {
+		return code
 	}
 	if len(dirs) > 1 {
 		fmt.Fprintf(stderr, "attune init: one folder, got %d (%s)\n", len(dirs), strings.Join(dirs, ", "))

@@ -37,16 +37,9 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: attune inspect [--config FILE] [--listen 127.0.0.1:PORT] [SESSION]\n       attune inspect --json [--config FILE] [--offset N] [--limit N] [SESSION]\n\nShows the store's sessions and, for one session, its timeline: on a local page, or as JSON.")
 		fs.PrintDefaults()
 	}
-	var ids []string
-	for rest := args; ; {
-		if code, ok := parseFlags(fs, rest); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		ids = append(ids, fs.Arg(0))
-		rest = fs.Args()[1:]
+	ids, code, ok := parseInterleaved(fs, args)
+	if !ok {
+		return code
 	}
 	if len(ids) > 1 {
 		fmt.Fprintf(stderr, "attune inspect: one SESSION, got %d: %s\n", len(ids), quoted(ids))

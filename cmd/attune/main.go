@@ -89,6 +89,22 @@ func usage(w io.Writer) {
 // parseFlags parses a command's flags. Asking for help (-h, --help) is not
 // a usage error: the usage has been printed and the command exits 0; any
 // other parse error exits 2. ok is false when the command should stop.
+// parseInterleaved parses args with fs where the command's positional
+// arguments may stand before, between and after its flags (attune record
+// SESSION --out F, attune test --run X tests/): it returns them in order.
+func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, code int, ok bool) {
+	for rest := args; ; {
+		if code, ok := parseFlags(fs, rest); !ok {
+			return nil, code, false
+		}
+		if fs.NArg() == 0 {
+			return positional, 0, true
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+}
+
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	err := fs.Parse(args)
 	switch {

@@ -27,16 +27,9 @@ func recordCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: attune record SESSION [--config FILE] [--out FILE.toml]\n\nWrites a scenario that replays a stored session; SESSION is a session id or an instance id.")
 		fs.PrintDefaults()
 	}
-	var ids []string
-	for rest := args; ; {
-		if code, ok := parseFlags(fs, rest); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		ids = append(ids, fs.Arg(0))
-		rest = fs.Args()[1:]
+	ids, code, ok := parseInterleaved(fs, args)
+	if !ok {
+		return code
 	}
 	if len(ids) > 1 {
 		fmt.Fprintf(stderr, "attune record: one SESSION, got %d: %s; record each session to a file of its own\n", len(ids), quoted(ids))

@@ -33,16 +33,9 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: attune test [flags] PATH...\n\nRuns scenario files; a folder means every *.toml below it but attune.toml. Flags may come before or after the paths.")
 		fs.PrintDefaults()
 	}
-	var paths []string
-	for rest := args; ; {
-		if code, ok := parseFlags(fs, rest); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths = append(paths, fs.Arg(0))
-		rest = fs.Args()[1:]
+	paths, code, ok := parseInterleaved(fs, args)
+	if !ok {
+		return code
 	}
 	if len(paths) == 0 {
 		fs.Usage()
