@@ -43,8 +43,8 @@ func (i *Instance) deliverFor(ctx context.Context, kind, key, callID string, ask
 			return nil, fmt.Errorf("replay: the journal has no %s delivery for %q in this step", kind, key)
 		}
 		if en.Error != "" {
-			if c := codeOfText(en.Error); c == CodeNotPlain {
-				return en.Value, &Error{Code: c, Message: en.Error}
+			if en.NotPlain != "" {
+				return en.Value, &Error{Code: CodeNotPlain, Message: en.Error}
 			}
 			return en.Value, errors.New(en.Error)
 		}
@@ -56,6 +56,9 @@ func (i *Instance) deliverFor(ctx context.Context, kind, key, callID string, ask
 		en.Value, en.CallID = v, callID
 		if err != nil {
 			en.Error = err.Error()
+			if CodeOf(err) == CodeNotPlain {
+				en.NotPlain = "value"
+			}
 		}
 		if ne := ss.journal(en); ne != nil {
 			// an answer with no JSON form: journaled as the failure it is

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 
 	"github.com/attune-dev/attune/luabind"
 )
@@ -199,17 +197,23 @@ func ctxCode(err error) Code {
 	return ""
 }
 
-// scriptPos finds the "file:line" prefix of a script error's text.
-var scriptPos = regexp.MustCompile(`^([^\s:]+\.(?:lua|scm):\d+):`)
-
-// scriptErr classifies the failure of a callback of registry r.
+// scriptErr classifies the failure of a callback of registry r from its
+// fields: the cause of a cancellation, else the code and position the
+// script state recorded when the error was raised (luabind.ScriptError's
+// Code and Position). Its text is never read: a script that throws a
+// string of its own beginning "stale-revision: " fails with CodeScript.
 func scriptErr(r *registry, err error) *Error {
 	if e, ok := err.(*Error); ok {
 		return e
 	}
 	code := ctxCode(err)
+	var se *luabind.ScriptError
+	isScript := errors.As(err, &se)
+	if code == "" && isScript && se.Code != "" {
+		code = Code(se.Code)
+	}
 	if code == "" {
-		code = codeOfText(errText(err))
+		code = CodeOf(err)
 	}
 	if code == "" {
 		code = CodeScript
@@ -218,10 +222,25 @@ func scriptErr(r *registry, err error) *Error {
 	if r != nil {
 		e.Program = r.program
 	}
-	if m := scriptPos.FindStringSubmatch(e.Message); m != nil {
-		e.Position = m[1]
+	if isScript {
+		e.Position = se.Position
 	}
 	return e
+}
+
+// raiseCode is the code a failure caused by err raises into script with:
+// memory when err went over a memory bound, else err's own code, else code.
+func raiseCode(code Code, err error) Code {
+	if errors.Is(err, luabind.ErrMemory) {
+		return CodeMemory
+	}
+	if c := CodeOf(err); c != "" {
+		return c
+	}
+	if c := ctxCode(err); c != "" {
+		return c
+	}
+	return code
 }
 
 // failedOut is the outcome of a callback of r that failed with err.
@@ -229,33 +248,9 @@ func failedOut(r *registry, err error) Outcome {
 	return Outcome{Status: StatusFailed, Error: errText(err), Err: scriptErr(r, err)}
 }
 
-// errorCodes are the codes a failure text may start with ("call-id: ...").
-var errorCodes = []Code{CodeStaleRevision, CodeCallID, CodePinMissing, CodeHandler, CodeReducer,
-	CodeRevision, CodeOwner, CodeMethod, CodeReplay, CodeSchema, CodeGrant, CodeCancelled, CodeHostTimeout, CodeNotPlain}
-
-// codeOfText classifies a failure text by its leading code word (the
-// spec's prefixes), after Lua's position prefix when there is one.
-func codeOfText(text string) Code {
-	t := text
-	if m := scriptPos.FindStringSubmatch(t); m != nil {
-		t = strings.TrimSpace(t[len(m[0]):])
-	}
-	if strings.HasPrefix(t, luabind.ErrBudget.Error()) {
-		return CodeBudget
-	}
-	if luabind.IsMemoryText(t) {
-		return CodeMemory
-	}
-	for _, c := range errorCodes {
-		if strings.HasPrefix(t, string(c)+":") {
-			return c
-		}
-	}
-	return ""
-}
-
 // settle fills in Err of an outcome that has none: a refusal's code is its
-// refused_by word; a failure's is the code its text starts with.
+// refused_by word; a failure the engine built without one is CodeScript.
+// Every failure that has a code of its own is built with its Err.
 func (o *Outcome) settle() {
 	if o.Err != nil || o.Status == StatusOK || o.Status == "" {
 		return
@@ -267,15 +262,7 @@ func outcomeErr(status, by, reason, text string) error {
 	if status == StatusRefused {
 		return &Error{Code: Code(by), Message: reason}
 	}
-	code := codeOfText(text)
-	if code == "" {
-		code = CodeScript
-	}
-	e := &Error{Code: code, Message: text}
-	if m := scriptPos.FindStringSubmatch(text); m != nil {
-		e.Position = m[1]
-	}
-	return e
+	return &Error{Code: CodeScript, Message: text}
 }
 
 func (o *MethodOutcome) settle() {

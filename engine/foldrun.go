@@ -73,7 +73,7 @@ func (f *foldRun) drive(L *lua.LState) int {
 			var err error
 			rev, action, err = entry(f.decoder(), en.Data, f.members)
 			if err != nil {
-				f.ferr = &foldError{fmt.Sprintf("reducer: owner %s entry %d: %v", o.addr, en.Seq, err)}
+				f.ferr = &foldError{fmt.Sprintf("reducer: owner %s entry %d: %v", o.addr, en.Seq, err), CodeReducer}
 				return 0
 			}
 		} else {
@@ -82,7 +82,7 @@ func (f *foldRun) drive(L *lua.LState) int {
 		if rev != rd.revision {
 			mig := rd.migrate[rev]
 			if mig == nil {
-				f.ferr = &foldError{fmt.Sprintf("revision: reducer revision %d has no migration to %d (owner %s, reducer at %s)", rev, rd.revision, o.addr, rd.pos)}
+				f.ferr = &foldError{fmt.Sprintf("revision: reducer revision %d has no migration to %d (owner %s, reducer at %s)", rev, rd.revision, o.addr, rd.pos), CodeRevision}
 				return 0
 			}
 			L.Push(mig)

@@ -79,7 +79,7 @@ func callHost(s *luabind.State, qualified string, method reflect.Value) int {
 		// gopher-luar copies a table argument into the method's parameter
 		// type, a table reached from several places each time
 		if err := luabind.CheckSize(L.Get(k), fmt.Sprintf("%s: argument %d", qualified, k)); err != nil {
-			L.RaiseError("%v", err)
+			s.RaiseCoded(string(raiseCode("", err)), "%v", err)
 		}
 	}
 	v, err := fr.inst.deliver(fr.ctx, DeliveryLib, qualified, func(context.Context) (res any, err error) {
@@ -126,7 +126,7 @@ func callHost(s *luabind.State, qualified string, method reflect.Value) int {
 		return Plain(outs), nil
 	})
 	if err != nil {
-		L.RaiseError("%v", err)
+		s.RaiseCoded(string(raiseCode("", err)), "%v", err)
 	}
 	L.Push(s.ToLua(Plain(v)))
 	return 1

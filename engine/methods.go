@@ -149,7 +149,7 @@ func fCallMethod(s *luabind.State) int {
 	method := s.CheckString("call/method", 2)
 	input, err := s.FromLua(s.L.Get(3))
 	if err != nil {
-		s.L.RaiseError("schema: call/method %s %s: the input is not plain data: %v", owner, method, err)
+		s.RaiseCoded(string(raiseCode(CodeSchema, err)), "schema: call/method %s %s: the input is not plain data: %v", owner, method, err)
 	}
 	set := r.set
 	caller := r
@@ -167,9 +167,9 @@ func fCallMethod(s *luabind.State) int {
 		s.L.Push(s.ToLua(out.Result))
 		return 1
 	case StatusRefused:
-		s.L.RaiseError("%s: %s", out.RefusedBy, out.Reason)
+		s.RaiseCoded(out.RefusedBy, "%s: %s", out.RefusedBy, out.Reason)
 	default:
-		s.L.RaiseError("%s", out.Error)
+		s.RaiseCoded(string(CodeOf(out.Err)), "%s", out.Error)
 	}
 	return 0
 }
@@ -183,7 +183,7 @@ func fPropose(s *luabind.State) int {
 	}
 	a, err := s.FromLua(s.L.Get(1))
 	if err != nil {
-		s.L.RaiseError("propose: the action is not plain data: %v", err)
+		s.RaiseCoded(string(raiseCode("", err)), "propose: the action is not plain data: %v", err)
 	}
 	m, ok := a.(map[string]any)
 	if !ok {
@@ -193,7 +193,7 @@ func fPropose(s *luabind.State) int {
 		s.L.RaiseError("propose: an action is a table with a string field type")
 	}
 	if _, err := json.Marshal(m); err != nil {
-		s.L.RaiseError("propose: the action cannot be stored: %v", err)
+		s.RaiseCoded(string(raiseCode("", err)), "propose: the action cannot be stored: %v", err)
 	}
 	fr.method.proposals = append(fr.method.proposals, m)
 	return 0
@@ -203,8 +203,14 @@ func refused(by, reason string) MethodOutcome {
 	return MethodOutcome{Status: StatusRefused, RefusedBy: by, Reason: reason}
 }
 
-func failed(msg string) MethodOutcome {
-	return MethodOutcome{Status: StatusFailed, Error: msg}
+// failed is a failure of code code with text msg (and cause err, if any).
+func failed(code Code, msg string, err error) MethodOutcome {
+	return MethodOutcome{Status: StatusFailed, Error: msg, Err: &Error{Code: code, Message: msg, Err: err}}
+}
+
+// failedWith is a failure whose text is err's, coded as err is (else code).
+func failedWith(code Code, err error) MethodOutcome {
+	return MethodOutcome{Status: StatusFailed, Error: err.Error(), Err: wrapErr(code, err, "")}
 }
 
 func (mc *methodCall) run() MethodOutcome {
@@ -277,11 +283,11 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	}
 	o, err := set.resolveOwner(c.Owner)
 	if err != nil {
-		return failed(err.Error())
+		return failedWith(CodeOwner, err)
 	}
 	m, err := set.resolveMethod(o, c.Method)
 	if err != nil {
-		return failed(err.Error())
+		return failedWith(CodeMethod, err)
 	}
 	mc.log = o.log
 	if mc.caller != nil && !set.granted(mc.caller, o, m) { // R5.2
@@ -289,7 +295,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 	}
 	stored, err := i.e.openOwner(ctx, o) // R2.8, R2.9
 	if err != nil {
-		return failed("owner: " + err.Error())
+		return failed(CodeOwner, "owner: "+err.Error(), err)
 	}
 	if why := abiRefusal(o, stored); why != "" {
 		return refused(ByABI, why)
@@ -318,7 +324,7 @@ func (mc *methodCall) admitAndRun() MethodOutcome {
 		case err == nil:
 			return mc.current(o, replayed(rec, inJSON, c.CallID))
 		case !errors.Is(err, store.ErrNotFound):
-			return failed("owner: " + err.Error())
+			return failed(CodeOwner, "owner: "+err.Error(), err)
 		}
 	}
 	gater, _ := i.e.st.(store.Gater)
@@ -444,8 +450,9 @@ func (mc *methodCall) attempt(o ownerRef, m *methodDecl, inJSON []byte) (out Met
 		return MethodOutcome{Status: StatusFailed, Error: "handler: " + errText(err), Revision: rev, Err: handlerErr(r, err)}, false
 	}
 	if err != nil {
-		return MethodOutcome{Status: StatusFailed, Revision: rev,
-			Error: fmt.Sprintf("handler: method %s.%s (%s) returned a value that is not plain data: %v", o.addr, m.name, m.pos, err)}, false
+		out := failed(CodeHandler, fmt.Sprintf("handler: method %s.%s (%s) returned a value that is not plain data: %v", o.addr, m.name, m.pos, err), err)
+		out.Revision = rev
+		return out, false
 	}
 	if err := m.output.check("output", result); err != nil {
 		out := schemaRefused(err)
@@ -454,13 +461,15 @@ func (mc *methodCall) attempt(o ownerRef, m *methodDecl, inJSON []byte) (out Met
 	}
 	resJSON, err := json.Marshal(result)
 	if err != nil {
-		return MethodOutcome{Status: StatusFailed, Revision: rev, Error: "handler: the result cannot be stored: " + err.Error()}, false
+		out := failed(CodeHandler, "handler: the result cannot be stored: "+err.Error(), err)
+		out.Revision = rev
+		return out, false
 	}
 	if s := i.sess.Load(); s != nil && s.rp != nil {
 		// A replay re-runs a call the session recorded no result for (it
 		// failed or was refused there), so it fails or refuses the same
 		// way; one that succeeds now records and appends nothing (R3.10).
-		return failed(fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name)), false
+		return failed(CodeReplay, fmt.Sprintf("replay: method call %s (%s.%s) has no recorded result", c.CallID, o.addr, m.name), nil), false
 	}
 	call := &store.CallRecord{ID: c.CallID, Input: inJSON, Result: resJSON}
 	if m.kind == "query" && mc.behind() {
@@ -479,12 +488,12 @@ func (mc *methodCall) attempt(o ownerRef, m *methodDecl, inJSON []byte) (out Met
 // replayed answers a call id already recorded (R5.6).
 func replayed(rec store.CallRecord, inJSON []byte, id string) MethodOutcome {
 	if string(rec.Input) != string(inJSON) {
-		return failed(fmt.Sprintf("call-id: call id %s reused with a different input", id))
+		return failed(CodeCallID, fmt.Sprintf("call-id: call id %s reused with a different input", id), nil)
 	}
 	var res any
 	if len(rec.Result) > 0 {
 		if err := json.Unmarshal(rec.Result, &res); err != nil {
-			return failed(fmt.Sprintf("call-id: call id %s: the recorded result cannot be read: %v", id, err))
+			return failed(CodeCallID, fmt.Sprintf("call-id: call id %s: the recorded result cannot be read: %v", id, err), err)
 		}
 	}
 	return MethodOutcome{Status: StatusOK, Result: res, Revision: rec.Revision}
@@ -499,7 +508,9 @@ func (mc *methodCall) current(o ownerRef, out MethodOutcome) MethodOutcome {
 	}
 	n, err := mc.i.e.st.Length(mc.ctx, o.log)
 	if err != nil {
-		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), CallID: out.CallID}
+		f := failed(CodeOwner, "owner: "+err.Error(), err)
+		f.CallID = out.CallID
+		return f
 	}
 	out.Revision = n
 	return out
@@ -508,9 +519,13 @@ func (mc *methodCall) current(o ownerRef, out MethodOutcome) MethodOutcome {
 func foldFailure(err error, rev int64) MethodOutcome {
 	var fe *foldError
 	if errors.As(err, &fe) {
-		return MethodOutcome{Status: StatusFailed, Error: fe.msg, Revision: rev}
+		out := failed(fe.code(), fe.msg, nil)
+		out.Revision = rev
+		return out
 	}
-	return MethodOutcome{Status: StatusFailed, Error: "reducer: " + err.Error(), Revision: rev}
+	out := failed(CodeReducer, "reducer: "+err.Error(), err)
+	out.Revision = rev
+	return out
 }
 
 // appendError turns a call-id answer of the store into an outcome; ok is
@@ -521,7 +536,7 @@ func appendError(err error, call *store.CallRecord) (MethodOutcome, bool) {
 		return replayed(ce.Record, call.Input, call.ID), true
 	}
 	if errors.Is(err, store.ErrCallConflict) {
-		return failed(fmt.Sprintf("call-id: call id %s reused with a different input", call.ID)), true
+		return failed(CodeCallID, fmt.Sprintf("call-id: call id %s reused with a different input", call.ID), nil), true
 	}
 	return MethodOutcome{}, false
 }
@@ -538,7 +553,9 @@ func (mc *methodCall) record(o ownerRef, call *store.CallRecord, result any, rev
 		if out, ok := appendError(err, call); ok {
 			return mc.current(o, out)
 		}
-		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), Revision: rev}
+		out := failed(CodeOwner, "owner: "+err.Error(), err)
+		out.Revision = rev
+		return out
 	}
 	return MethodOutcome{Status: StatusOK, Result: result, Revision: rev}
 }
@@ -584,7 +601,9 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 	entries := make([][]byte, len(proposals))
 	for k, p := range proposals {
 		if entries[k], err = encodeEntry(o.rd.revision, p); err != nil {
-			return MethodOutcome{Status: StatusFailed, Revision: rev, Error: "handler: a proposal cannot be stored: " + err.Error()}
+			out := failed(CodeHandler, "handler: a proposal cannot be stored: "+err.Error(), err)
+			out.Revision = rev
+			return out
 		}
 	}
 	n, err := e.st.Append(mc.ctx, o.log, rev, entries, call)
@@ -610,7 +629,9 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 				o.addr, mc.c.Method, call.ID, err)
 			return MethodOutcome{Status: StatusFailed, Revision: rev, CallID: call.ID, Error: msg, Err: &Error{Code: CodeOutcomeUnknown, Message: msg, Err: err}}
 		}
-		return MethodOutcome{Status: StatusFailed, Error: "owner: " + err.Error(), Revision: rev}
+		out := failed(CodeOwner, "owner: "+err.Error(), err)
+		out.Revision = rev
+		return out
 	}
 	e.owners.put(o.log, o.rd.foldKey, ref, &snapshot{state: next, rev: n})
 	out := MethodOutcome{Status: StatusOK, Result: result, Revision: n}

@@ -117,6 +117,9 @@ func (s *sessionState) journalFailed(en session.Entry, err error) *Error {
 		en.Input, en.Value, en.Result = nil, nil, nil
 	}
 	en.Error = ne.Message
+	if en.NotPlain == "" && ee.Field == "value" {
+		en.NotPlain = "value" // a host answer: a replay fails it as not-plain again
+	}
 	if en.Status == StatusOK {
 		en.Status = StatusFailed
 	}

@@ -311,9 +311,14 @@ func (i *Instance) State(ctx context.Context, owner string) (any, int64, error) 
 }
 
 // foldError is a failure of a fold; its text starts with its code.
-type foldError struct{ msg string }
+type foldError struct {
+	msg string
+	c   Code // CodeReducer or CodeRevision
+}
 
 func (e *foldError) Error() string { return e.msg }
+
+func (e *foldError) code() Code { return e.c }
 
 // fold returns an owner's state at its latest revision, folding only the
 // entries after the cached snapshot. The state returned is shared: never
@@ -397,7 +402,7 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 	fr := newFrame(parent, ctx, inst, r, &rd.decl, callID)
 	owned, lerr := r.lock(fr)
 	if lerr != nil {
-		return nil, &foldError{"reducer: owner " + o.addr + ": " + errText(lerr)}
+		return nil, &foldError{"reducer: owner " + o.addr + ": " + errText(lerr), CodeReducer}
 	}
 	defer r.unlock(owned)
 	st := r.st
@@ -419,12 +424,12 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 			} else if src.proposals != nil {
 				what = fmt.Sprintf("proposal %d", f.at+1)
 			}
-			return nil, &foldError{fmt.Sprintf("reducer: owner %s, %s: %s", o.addr, what, errText(err))}
+			return nil, &foldError{fmt.Sprintf("reducer: owner %s, %s: %s", o.addr, what, errText(err)), CodeReducer}
 		}
 	}
 	out, err := st.FromLua(f.cur)
 	if err != nil {
-		return nil, &foldError{fmt.Sprintf("reducer: owner %s: the state is not plain data: %v", o.addr, err)}
+		return nil, &foldError{fmt.Sprintf("reducer: owner %s: the state is not plain data: %v", o.addr, err), CodeReducer}
 	}
 	return out, nil
 }

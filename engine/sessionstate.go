@@ -165,7 +165,7 @@ func fAdmitRead(s *luabind.State) int {
 	if s.L.GetTop() >= 2 && s.L.Get(2) != lua.LNil {
 		arg, err := s.FromLua(s.L.Get(2))
 		if err != nil {
-			s.ArgError("admit/read", 2, "the argument must be plain data: %v", err)
+			s.ArgErrorCoded(string(raiseCode("", err)), "admit/read", 2, "the argument must be plain data: %v", err)
 		}
 		b, err := json.Marshal(arg)
 		if err != nil {
@@ -180,9 +180,9 @@ func fAdmitRead(s *luabind.State) int {
 	})
 	if err != nil {
 		if c := CodeOf(err); c == CodeHostTimeout || c == CodeCancelled || c == CodeNotPlain {
-			s.L.RaiseError("%s", err.Error()) // "host-timeout: admit/read KEY did not answer ..."
+			s.RaiseCoded(string(c), "%s", err.Error()) // "host-timeout: admit/read KEY did not answer ..."
 		}
-		s.L.RaiseError("admit/read %s: %v", dkey, err)
+		s.RaiseCoded(string(raiseCode("", err)), "admit/read %s: %v", dkey, err)
 	}
 	s.L.Push(s.ToLua(v))
 	return 1
@@ -243,7 +243,7 @@ func noteLimits(s *luabind.State, r *registry, fr *frame, n int64) {
 		boundary = config.DefaultMaxBoundaryNoteBytes
 	}
 	if n > most {
-		s.L.RaiseError("memory: notify: program %s: a note of %d bytes is over engine.max_note_bytes (%d)", r.program, n, most)
+		s.RaiseCoded(string(CodeMemory), "memory: notify: program %s: a note of %d bytes is over engine.max_note_bytes (%d)", r.program, n, most)
 	}
 	count := fr.noted
 	if fr.notes != nil {
@@ -253,7 +253,7 @@ func noteLimits(s *luabind.State, r *registry, fr *frame, n int64) {
 		return
 	}
 	if *count+n > boundary {
-		s.L.RaiseError("memory: notify: program %s: its notes here come to %d bytes, over engine.max_boundary_note_bytes (%d)", r.program, *count+n, boundary)
+		s.RaiseCoded(string(CodeMemory), "memory: notify: program %s: its notes here come to %d bytes, over engine.max_boundary_note_bytes (%d)", r.program, *count+n, boundary)
 	}
 	*count += n
 }

@@ -100,7 +100,7 @@ func boundedConcat(L *lua.LState) int {
 			total += int64(len(sep))
 		}
 		if total > maxStringBytes {
-			L.RaiseError("memory: table.concat: result over %d bytes", maxStringBytes)
+			L.RaiseCoded("memory", "memory: table.concat: result over %d bytes", maxStringBytes)
 		}
 	}
 	var b strings.Builder
@@ -165,6 +165,6 @@ func checkFormat(L *lua.LState) {
 		arg++
 	}
 	if total > maxStringBytes {
-		L.RaiseError("memory: string.format: result over %d bytes", maxStringBytes)
+		L.RaiseCoded("memory", "memory: string.format: result over %d bytes", maxStringBytes)
 	}
 }

@@ -28,6 +28,14 @@ type ScriptError struct {
 	// function (a misspelled form, a nil global): what it called and the
 	// nearest defined name.
 	Undefined *UndefinedCall
+	// Position is where the error was raised ("file.lua:12"), as the state
+	// recorded it when it raised the error (never read back from Msg); ""
+	// when unknown.
+	Position string
+	// Code is the code the function that raised the error gave it
+	// (RaiseCoded: "grant", "memory", "stale-revision" ...), "" for an
+	// error a script raised itself.
+	Code string
 }
 
 func (e *ScriptError) Error() string { return e.Msg }
@@ -134,11 +142,16 @@ func (s *State) scriptError(err error, cause error) error {
 		return &ScriptError{Msg: err.Error(), Cancelled: cancelled, Cause: cause}
 	}
 	se := &ScriptError{Traceback: api.StackTrace, Cancelled: cancelled, Cause: cause}
+	raised := s.L.TakeRaise()
 	switch v := api.Object.(type) {
 	case lua.LString:
 		se.Msg = string(v)
+		if raised != nil && raised.Value == nil && raised.Message == se.Msg {
+			se.Position, se.Code = raised.Position(), raised.Code
+		}
 		if api.Type == lua.ApiErrorPanic {
 			se.Msg = panicMessage(se.Msg, api.StackTrace)
+			se.Position = scriptFrame(api.StackTrace)
 		} else if f := s.L.TakeCallFault(); f != nil && f.Message == se.Msg {
 			se.Undefined = s.undefined(f)
 			se.Msg = se.Undefined.message(f)
@@ -157,12 +170,18 @@ func (s *State) scriptError(err error, cause error) error {
 		}
 		// error adds no position to a value that is not a string; the
 		// traceback still has where it was raised (R4.11)
-		if where := scriptFrame(api.StackTrace); where != "" {
+		where := scriptFrame(api.StackTrace)
+		if raised != nil && raised.Value == v {
+			where = raised.Position()
+		}
+		if where != "" {
 			se.Msg = where + ": " + se.Msg
+			se.Position = where
 		}
 	}
 	if cancelled && !strings.Contains(se.Msg, cause.Error()) {
 		se.Msg = fmt.Sprintf("%s (%s)", cause.Error(), se.Msg)
+		se.Position = "" // the message no longer begins with it
 	}
 	return se
 }
@@ -194,6 +213,13 @@ func (s *State) Suspend() { s.budget.suspend() }
 
 // Resume restarts the budget's clock after Suspend.
 func (s *State) Resume() { s.budget.resume() }
+
+// RaiseCoded raises, from a library function, an error with code code a
+// host may act on: the ScriptError of the callback it fails carries Code
+// (and Position) as fields, whatever its text says.
+func (s *State) RaiseCoded(code, format string, args ...any) {
+	s.L.RaiseCoded(code, format, args...)
+}
 
 // Where returns "file:line:" of the script frame that called the current
 // Go function, or "".

@@ -217,3 +217,12 @@ func IsMemoryText(t string) bool {
 	return strings.HasPrefix(t, ErrMemoryLimit.Error()[:len("cancelled: memory")]) ||
 		strings.HasPrefix(t, "memory: ") || strings.Contains(t, ": memory: ")
 }
+
+// LimitCode is the code of a failure over the data limits: "memory" for
+// ErrMemory, "" otherwise (for RaiseCoded).
+func LimitCode(err error) string {
+	if errors.Is(err, ErrMemory) {
+		return "memory"
+	}
+	return ""
+}

@@ -141,7 +141,8 @@ func sharedFunc(f *Func) lua.LGFunction {
 		n := f.Fn(s)
 		if s.pending != nil {
 			// a result converted for the script went over the data limits
-			L.RaiseError("%s: %s", f.LuaName(), s.pendingError().Error())
+			err := s.pendingError()
+			L.RaiseCoded(LimitCode(err), "%s: %s", f.LuaName(), err.Error())
 		}
 		return n
 	}
@@ -150,6 +151,11 @@ func sharedFunc(f *Func) lua.LGFunction {
 // ArgError raises "NAME: argument N: msg" at the script's position.
 func (s *State) ArgError(name string, n int, format string, args ...any) {
 	s.L.RaiseError("%s: argument %d: %s", name, n, fmt.Sprintf(format, args...))
+}
+
+// ArgErrorCoded is ArgError for a failure with a code (RaiseCoded).
+func (s *State) ArgErrorCoded(code, name string, n int, format string, args ...any) {
+	s.L.RaiseCoded(code, "%s: argument %d: %s", name, n, fmt.Sprintf(format, args...))
 }
 
 // CheckString returns argument n as a string or raises a clear error.

@@ -496,7 +496,7 @@ func strGsub(L *lua.LState) int {
 	var b strings.Builder
 	grow := func(n int) {
 		if b.Len()+n > maxStringBytes {
-			L.RaiseError("memory: string.gsub: result over %d bytes", maxStringBytes)
+			L.RaiseCoded("memory", "memory: string.gsub: result over %d bytes", maxStringBytes)
 		}
 	}
 	n, s := 0, 0

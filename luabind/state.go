@@ -183,7 +183,7 @@ func buildLibs() *libs {
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 		n := L.CheckInt(2)
 		if l := len(L.CheckString(1)); n > 0 && l > 0 && n > maxRep/l { // no product that wraps
-			L.RaiseError("memory: string.rep: result over %d bytes", maxRep)
+			L.RaiseCoded("memory", "memory: string.rep: result over %d bytes", maxRep)
 		}
 		s, count := L.Get(1), L.Get(2)
 		L.Push(rep)

@@ -638,8 +638,11 @@ func (ls *LState) raiseError(level int, format string, args ...interface{}) {
 		message = fmt.Sprintf(format, args...)
 	}
 	if level > 0 {
-		message = fmt.Sprintf("%v %v", ls.where(level-1, true), message)
+		where := ls.where(level-1, true)
+		message = fmt.Sprintf("%v %v", where, message)
+		ls.raised = &Raise{Where: where, Message: message, Code: ls.raiseCode} // attune
 	}
+	ls.raiseCode = ""
 	if ls.reg.IsFull() {
 		// if the registry is full then it won't be possible to push a value, in this case, force a larger size
 		ls.reg.forceResize(ls.reg.Top() + 1)
@@ -1519,6 +1522,9 @@ func (ls *LState) Error(lv LValue, level int) {
 	if str, ok := lv.(LString); ok {
 		ls.raiseError(level, string(str))
 	} else {
+		if level > 0 { // attune: where a value with no message was raised
+			ls.raised = &Raise{Where: ls.where(level-1, true), Value: lv}
+		}
 		ls.Push(lv)
 		ls.Panic(ls)
 	}

@@ -96,3 +96,37 @@ func (ls *LState) callError(lv LValue) {
 	}
 	ls.RaiseError("attempt to call a non-function object")
 }
+
+// Raise is an error the state raised with a position (RaiseError, ArgError,
+// error("...") with a level above 0): Where is the position as the message
+// begins with it ("file.lua:12:", "" when no script frame was found),
+// Message the whole error string. A host reads where a script failed from
+// it instead of from the message.
+type Raise struct {
+	Where, Message string
+	// Code is the code a host gave the error when it raised it
+	// (RaiseCoded), "" otherwise.
+	Code string
+	// Value is the raised value when it is not a string (error({...})),
+	// whose message has no position: Where still says where it was raised.
+	Value LValue
+}
+
+// Position is Where without its trailing colon ("file.lua:12").
+func (r *Raise) Position() string { return strings.TrimSuffix(r.Where, ":") }
+
+// TakeRaise returns the last error this state raised with a position and
+// forgets it; nil when there is none. Match its Message against the error
+// value: an error a script caught with pcall stays until taken.
+func (ls *LState) TakeRaise() *Raise {
+	r := ls.raised
+	ls.raised = nil
+	return r
+}
+
+// RaiseCoded is RaiseError for a host function whose failure has a code a
+// host may act on ("grant", "memory"): the Raise it records carries it.
+func (ls *LState) RaiseCoded(code, format string, args ...interface{}) {
+	ls.raiseCode = code
+	ls.raiseError(1, format, args...)
+}

@@ -199,6 +199,8 @@ type LState struct {
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
 	callFault    *CallFault // attune: the last call that found no function
+	raised       *Raise     // attune: the last error raised with a position
+	raiseCode    string     // attune: the code of the error being raised (RaiseCoded)
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

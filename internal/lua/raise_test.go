@@ -1,0 +1,57 @@
+package lua
+
+import (
+	"strings"
+	"testing"
+)
+
+// A raised error records where it was raised and the code a host gave it
+// (attune), so a host never reads them back from the message.
+func TestRaiseRecordsPositionAndCode(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	L.SetGlobal("coded", L.NewFunction(func(L *LState) int {
+		L.RaiseCoded("grant", "grant: %s", "no")
+		return 0
+	}))
+	cases := []struct{ src, where, code, msg string }{
+		{"\nerror('boom')", "x.lua:2:", "", "x.lua:2: boom"},
+		{"\n\ncoded()", "x.lua:3:", "grant", "x.lua:3: grant: no"},
+		{"local ok, e = pcall(coded)\nerror(e)", "x.lua:2:", "", "x.lua:2: x.lua:1: grant: no"},
+	}
+	for _, c := range cases {
+		fn, err := L.Load(strings.NewReader(c.src), "x.lua")
+		if err != nil {
+			t.Fatal(err)
+		}
+		L.Push(fn)
+		err = L.PCall(0, 0, nil)
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Fatalf("%q: %v", c.src, err)
+		}
+		r := L.TakeRaise()
+		if r == nil || r.Where != c.where || r.Code != c.code || r.Message != c.msg || r.Position() != strings.TrimSuffix(c.where, ":") {
+			t.Errorf("%q: raise %+v, want where %q code %q message %q", c.src, r, c.where, c.code, c.msg)
+		}
+		if L.TakeRaise() != nil {
+			t.Errorf("%q: a raise taken twice", c.src)
+		}
+	}
+	// error with a table and level 0: no position, or the value's
+	fn, _ := L.Load(strings.NewReader("error('plain', 0)"), "x.lua")
+	L.Push(fn)
+	if err := L.PCall(0, 0, nil); err == nil {
+		t.Fatal("no error")
+	}
+	if r := L.TakeRaise(); r != nil {
+		t.Errorf("level 0: raise %+v", r)
+	}
+	fn, _ = L.Load(strings.NewReader("local t = {}\nerror(t)"), "x.lua")
+	L.Push(fn)
+	if err := L.PCall(0, 0, nil); err == nil {
+		t.Fatal("no error")
+	}
+	if r := L.TakeRaise(); r == nil || r.Where != "x.lua:2:" || r.Value == nil || r.Message != "" {
+		t.Errorf("table: raise %+v", r)
+	}
+}
