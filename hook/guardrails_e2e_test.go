@@ -100,7 +100,9 @@ timeout = "20s"
 	if _, err := os.Stat(resetRan); err == nil {
 		t.Error("the git reset --hard command ran")
 	}
-	result(3, "toolu_reset")
+	if r := result(3, "toolu_reset"); !strings.Contains(r, "reset_hard") {
+		t.Errorf("the reset_hard reason is not in the result of git reset --hard: %s", r)
+	}
 	denied := map[string]bool{}
 	for _, d := range res.PermissionDenials {
 		denied[d["tool_use_id"].(string)] = true
