@@ -24,7 +24,8 @@ func TestDocsStandAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, bad := range []string{"../shared", "SPEC.md", "SCENARIOS.md", "SPEC §"} {
+		// spelled in pieces, so that this file does not cite what it forbids
+		for _, bad := range []string{"../" + "shared", "SPEC" + ".md", "SCENARIOS" + ".md", "SPEC" + " §"} {
 			if strings.Contains(string(data), bad) {
 				t.Errorf("%s mentions %s, which a clone of the project does not have", f, bad)
 			}
