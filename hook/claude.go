@@ -88,16 +88,7 @@ func (in *claudeInput) event(kinds map[string]Kind) (Event, error) {
 			return ev, fmt.Errorf("%w: tool_input: %v", ErrBadEvent, err)
 		}
 	}
-	switch e := in.Error.(type) {
-	case nil:
-	case string:
-		ev.Error = e
-	default:
-		ev.Error = string(marshal(e))
-	}
-	if ev.Kind == ToolFail && ev.Error == "" {
-		ev.Error = "the tool failed"
-	}
+	ev.Error = toolError(in.Error, ev.Kind)
 	if ev.Session == "" && ev.Kind != Other {
 		return ev, fmt.Errorf("%w: no session_id", ErrBadEvent)
 	}

@@ -183,16 +183,7 @@ func (Copilot) Parse(data []byte) (Event, error) {
 	if ev.ToolResponse == nil {
 		ev.ToolResponse = in.ToolResultS
 	}
-	switch e := in.Error.(type) {
-	case nil:
-	case string:
-		ev.Error = e
-	default:
-		ev.Error = string(marshal(e))
-	}
-	if ev.Kind == ToolFail && ev.Error == "" {
-		ev.Error = "the tool failed"
-	}
+	ev.Error = toolError(in.Error, ev.Kind)
 	if ev.Session == "" && ev.Kind != Other {
 		return ev, fmt.Errorf("%w: no sessionId", ErrBadEvent)
 	}

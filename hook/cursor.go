@@ -130,14 +130,7 @@ func (Cursor) Parse(data []byte) (Event, error) {
 	if err != nil {
 		return ev, err
 	}
-	if e, ok := in.Error.(string); ok {
-		ev.Error = e
-	} else if in.Error != nil {
-		ev.Error = string(marshal(in.Error))
-	}
-	if ev.Kind == ToolFail && ev.Error == "" {
-		ev.Error = "the tool failed"
-	}
+	ev.Error = toolError(in.Error, ev.Kind)
 	if (k == ToolPre || k == ToolPost) && ev.ToolUseID == "" {
 		ev.ToolUseID = "cursor:" + in.Generation + ":" + ev.Tool + ":" + string(marshal(ev.ToolInput))
 	}

@@ -153,3 +153,21 @@ func marshal(v any) []byte {
 	}
 	return b
 }
+
+// toolError is the failure an event's error field reports: its text, or
+// its JSON when it is not a string; a failure event with none still says
+// the tool failed.
+func toolError(e any, kind Kind) string {
+	var s string
+	switch e := e.(type) {
+	case nil:
+	case string:
+		s = e
+	default:
+		s = string(marshal(e))
+	}
+	if kind == ToolFail && s == "" {
+		s = "the tool failed"
+	}
+	return s
+}
