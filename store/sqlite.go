@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"math/bits"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -120,6 +122,29 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // database of another program) is refused with an error that says so, and
 // is left as it was.
 func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+	// Opening takes locks the busy timeout does not always wait for:
+	// SQLite answers SQLITE_BUSY at once where waiting could deadlock (a
+	// connection that changes the journal mode or recovers the WAL index
+	// while many processes open the store together: 1 of 30 in
+	// TestSQLiteConcurrentFirstOpen). Such an open is tried again, with a
+	// short jittered pause, for up to the busy timeout.
+	deadline := time.Now().Add(sqliteBusyTimeoutMS * time.Millisecond)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		s, err := openSQLite(ctx, path)
+		if err == nil || !sqliteBusy(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return s, err
+		}
+		time.Sleep(pause + time.Duration(rand.Int64N(int64(pause))))
+	}
+}
+
+// sqliteBusy reports an error of SQLite's SQLITE_BUSY class.
+func sqliteBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+func openSQLite(ctx context.Context, path string) (*SQLite, error) {
 	if path == "" {
 		return nil, errors.New("store: no SQLite file named")
 	}
