@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/attune-dev/attune/harness"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,7 +155,7 @@ guard.tool("claude/Bash", function(call, invoke)
   if string.find(call.args.command, "rm -rf", 1, true) then return refuse("no") end
   return invoke()
 end)`})
-			r, err := Open(context.Background(), cfg, Options{})
+			r, err := harness.Open(context.Background(), cfg, harness.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -165,11 +166,11 @@ end)`})
 					fmt.Sprintf(`{"hook_event_name":"PostToolUse","session_id":"bench","tool_name":"Bash","tool_use_id":"old_%d","tool_input":{"command":"ls"},"tool_response":{"stdout":"x"}}`, k),
 					`{"hook_event_name":"Stop","session_id":"bench","last_assistant_message":"done"}`,
 				} {
-					e, err := Claude{}.Parse([]byte(ev))
+					e, err := harness.Claude{}.Parse([]byte(ev))
 					if err != nil {
 						b.Fatal(err)
 					}
-					if a := r.Handle(context.Background(), Claude{}, e); a.Decision != "" {
+					if a := r.Handle(context.Background(), harness.Claude{}, e); a.Decision != "" {
 						b.Fatalf("%s: %+v", ev, a)
 					}
 				}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -182,7 +183,7 @@ func doctorCommand(ctx context.Context, o DoctorOptions, dialect, file, command 
 		}
 	}
 	if cfgPath == "" {
-		p, err := FindConfig("", func(string) string { return "" }, o.Project, o.Project)
+		p, err := harness.FindConfig("", func(string) string { return "" }, o.Project, o.Project)
 		if err != nil {
 			return append(out, Check{Name: "config", Detail: err.Error(), Fix: "write " + filepath.Join(o.Project, config.DefaultFile) + " or install with --config FILE"})
 		}
@@ -212,17 +213,17 @@ func doctorCommand(ctx context.Context, o DoctorOptions, dialect, file, command 
 // dryRun answers a PreToolUse through the configuration's programs, on a
 // memory store.
 func dryRun(ctx context.Context, cfg *config.Config, dialect string) Check {
-	d, ok := Dialects(dialect)
+	d, ok := harness.Dialects(dialect)
 	if !ok {
-		d = Claude{}
+		d = harness.Claude{}
 	}
 	var log bytes.Buffer
-	rt, err := New(ctx, cfg, Options{Stderr: &log, Store: store.NewMemory()})
+	rt, err := harness.New(ctx, cfg, harness.Options{Stderr: &log, Store: store.NewMemory()})
 	if err != nil {
 		return Check{Name: "dry run", Detail: err.Error(), Fix: "fix the configuration or its programs (attune check " + cfg.File + ")"}
 	}
 	defer rt.Close()
-	ev := Strict(d)
+	ev := harness.Strict(d)
 	ev.Session, ev.Tool, ev.ToolUseID, ev.ToolInput = "attune-doctor", "attune-doctor", "attune-doctor", map[string]any{}
 	a := rt.Handle(ctx, d, ev)
 	if strings.HasSuffix(a.Reason, "(attune fails closed)") {

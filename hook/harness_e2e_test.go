@@ -29,7 +29,7 @@ func peerBin(t *testing.T, name string) string {
 
 // harness is a project folder of one of the real CLIs, its own home, and
 // attune's configuration and packs.
-type harness struct {
+type agentRun struct {
 	name            string // codex, gemini, copilot
 	dir, home, cfg  string
 	hook            string // the hook command every event runs
@@ -42,9 +42,9 @@ type harness struct {
 
 // newHarness writes attune.toml (packs/p) and the programs into a fresh
 // project; the hook command is attune's dialect of the harness.
-func newHarness(t *testing.T, name, cfgTOML string, programs map[string]string) *harness {
+func newHarness(t *testing.T, name, cfgTOML string, programs map[string]string) *agentRun {
 	t.Helper()
-	h := &harness{name: name, dir: t.TempDir(), home: t.TempDir()}
+	h := &agentRun{name: name, dir: t.TempDir(), home: t.TempDir()}
 	for file, src := range programs {
 		f := filepath.Join(h.dir, "packs", "p", file)
 		os.MkdirAll(filepath.Dir(f), 0o755)
@@ -61,7 +61,7 @@ func newHarness(t *testing.T, name, cfgTOML string, programs map[string]string) 
 }
 
 // captureHook makes every event of h write its input to dir and answer {}.
-func (h *harness) captureHook(t *testing.T, dir string) {
+func (h *agentRun) captureHook(t *testing.T, dir string) {
 	t.Helper()
 	script := filepath.Join(h.home, "capture.sh")
 	src := "#!/bin/sh\nf=" + dir + "/$(date +%s%N)-$$-$1.json\ncat > \"$f.tmp\" && mv \"$f.tmp\" \"$f\"\necho '{}'\n"
@@ -80,12 +80,12 @@ func writeJSON(t *testing.T, path string, v any) {
 	}
 }
 
-func (h *harness) baseEnv() []string {
+func (h *agentRun) baseEnv() []string {
 	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.home, "TERM=dumb", "NO_COLOR=1", "LANG=C.UTF-8"}, h.env...)
 }
 
 // exec runs the CLI with args in the project and returns its stdout.
-func (h *harness) exec(t *testing.T, bin string, args []string, env []string) string {
+func (h *agentRun) exec(t *testing.T, bin string, args []string, env []string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -110,7 +110,7 @@ var codexEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "Po
 // codexSetup writes $CODEX_HOME/config.toml (the stand-in model as its
 // provider) and hooks.json (h.hook for every event), then trusts the hooks
 // with the hashes `codex app-server` reports, as /hooks would.
-func (h *harness) codexSetup(t *testing.T, m *model) {
+func (h *agentRun) codexSetup(t *testing.T, m *model) {
 	t.Helper()
 	cfg := fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "fake"
@@ -143,7 +143,7 @@ trust_level = "trusted"
 
 // codexTrust asks `codex app-server` for the hooks' keys and hashes and
 // writes [hooks.state."KEY"] trusted_hash for each into config.toml.
-func (h *harness) codexTrust(t *testing.T) {
+func (h *agentRun) codexTrust(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -199,7 +199,7 @@ func (h *harness) codexTrust(t *testing.T) {
 }
 
 // codex runs `codex exec` once with prompt against m.
-func (h *harness) codex(t *testing.T, m *model, prompt string) string {
+func (h *agentRun) codex(t *testing.T, m *model, prompt string) string {
 	t.Helper()
 	h.codexSetup(t, m)
 	return h.exec(t, peerBin(t, "codex"), []string{"exec", "--skip-git-repo-check", prompt},
@@ -235,7 +235,7 @@ func capturedDir(t *testing.T, dir string) []map[string]any {
 // keepCaptures writes the events into hook/testdata/captured/DIR when
 // $ATTUNE_CAPTURE is set (re-capturing after a CLI upgrade), with the
 // temporary folders replaced by /project and /home.
-func (h *harness) keepCaptures(t *testing.T, dir string, evs []map[string]any, name func(map[string]any) string) {
+func (h *agentRun) keepCaptures(t *testing.T, dir string, evs []map[string]any, name func(map[string]any) string) {
 	t.Helper()
 	if os.Getenv("ATTUNE_CAPTURE") == "" {
 		return
@@ -280,7 +280,7 @@ var copilotPascal = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "
 // copilotSetup writes .github/hooks/attune.json (h.hook for every event)
 // and trusts the project folder in $COPILOT_HOME/config.json, as the
 // folder-trust prompt would.
-func (h *harness) copilotSetup(t *testing.T) {
+func (h *agentRun) copilotSetup(t *testing.T) {
 	t.Helper()
 	hooks := map[string]any{}
 	events := copilotEvents
@@ -300,7 +300,7 @@ func (h *harness) copilotSetup(t *testing.T) {
 
 // copilot runs `copilot -p` once with prompt against m, offline, the
 // stand-in model as its own provider.
-func (h *harness) copilot(t *testing.T, m *model, prompt string) string {
+func (h *agentRun) copilot(t *testing.T, m *model, prompt string) string {
 	t.Helper()
 	h.copilotSetup(t)
 	cache := filepath.Join(peertest.Peers(t), "node_modules", ".copilot-cache")
@@ -316,7 +316,7 @@ var geminiEvents = []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterT
 
 // geminiSetup writes the project's .gemini/settings.json: h.hook for every
 // event, timeouts in milliseconds.
-func (h *harness) geminiSetup(t *testing.T) {
+func (h *agentRun) geminiSetup(t *testing.T) {
 	t.Helper()
 	hooks := map[string]any{}
 	for _, ev := range geminiEvents {
@@ -336,7 +336,7 @@ func (h *harness) geminiSetup(t *testing.T) {
 
 // gemini runs `gemini -p` once with prompt against m (--yolo: the tools
 // run without a person's confirmation, only the hooks judge them).
-func (h *harness) gemini(t *testing.T, m *model, prompt string, args ...string) string {
+func (h *agentRun) gemini(t *testing.T, m *model, prompt string, args ...string) string {
 	t.Helper()
 	h.geminiSetup(t)
 	return h.exec(t, peerBin(t, "gemini"), append([]string{"-p", prompt, "--yolo"}, args...),

@@ -3,6 +3,7 @@ package hook
 import (
 	"errors"
 	"fmt"
+	"github.com/attune-dev/attune/harness"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,10 +26,10 @@ var claudeEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "P
 const HTTPPath = "/attune/hook/claude"
 
 // HookTimeout is the timeout an install writes for each entry: attune's
-// own answer deadline (DefaultTimeout) and a margin, so attune denies a
+// own answer deadline (harness.DefaultTimeout) and a margin, so attune denies a
 // call it cannot judge in time before the harness gives up on it (a
 // harness that times a hook out lets the call run).
-const HookTimeout = DefaultTimeout + 5*time.Second
+const HookTimeout = harness.DefaultTimeout + 5*time.Second
 
 // Install describes the hook entries to write.
 type Install struct {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/harness"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,7 +85,7 @@ hook.tool("claude/*", {post = function(c, out)
 end})
 `
 
-// Parallel hook processes of two sessions (Claude Code runs the hooks of
+// Parallel hook processes of two sessions (harness.Claude Code runs the hooks of
 // parallel tool calls in parallel processes): every call is journaled once,
 // note ids never repeat, and the project owner loses no update.
 func TestParallelHookProcesses(t *testing.T) {
@@ -130,14 +132,14 @@ func TestParallelHookProcesses(t *testing.T) {
 			t.Errorf("no call got count %d: %v", k, counts)
 		}
 	}
-	r, err := Open(context.Background(), cfg, Options{})
+	r, err := harness.Open(context.Background(), cfg, harness.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	ctx := context.Background()
 	for _, s := range sessions {
-		inst, err := r.instance(ctx, Claude{}, r.cfg.Hook("claude"), Event{Session: s})
+		inst, err := r.Engine().Start(ctx, engine.StartOptions{ID: "claude/" + s})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +150,7 @@ func TestParallelHookProcesses(t *testing.T) {
 		if got := st.(map[string]any)["n"]; got != float64(2*n) {
 			t.Errorf("project owner n = %v, want %d", got, 2*n)
 		}
-		entries, err := session.OpenJournal(r.e.Store(), inst.Session(), inst.ID()).Entries(ctx)
+		entries, err := session.OpenJournal(r.Engine().Store(), inst.Session(), inst.ID()).Entries(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -24,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/attune-dev/attune/harness"
 )
 
 // CheckListen refuses a listen address that is not loopback unless
@@ -45,9 +46,6 @@ func CheckListen(addr string, anyAddr bool) error {
 	}
 	return fmt.Errorf("--listen %s: not a loopback address; hook answers decide what the agent may run, so attune listens on 127.0.0.1 or ::1 unless --listen-any is given", addr)
 }
-
-// MaxEvent bounds one event's JSON (16 MiB).
-const MaxEvent = 16 << 20
 
 // TokenHeader carries the per-install secret of `hook serve`: a request
 // without the right one is answered 401.
@@ -120,7 +118,7 @@ func privateFile(name string) error {
 	if err != nil {
 		return fmt.Errorf("hook token: %w", err)
 	}
-	if uid, ok := fileOwner(st); ok && uid != os.Getuid() {
+	if uid, ok := harness.FileOwner(st); ok && uid != os.Getuid() {
 		return fmt.Errorf("hook token: %s belongs to user %d, not to this user; remove it and run attune hook install --http again", name, uid)
 	}
 	if !st.Mode().IsRegular() || st.Mode().Perm()&0o077 != 0 {
@@ -160,7 +158,7 @@ type ServeOptions struct {
 // Defaults of ServeOptions.
 const (
 	DefaultMaxConns     = 64
-	DefaultDecodeBudget = MaxEvent
+	DefaultDecodeBudget = harness.MaxEvent
 	DefaultMaxWarm      = 64
 	DefaultWarmIdle     = 30 * time.Minute
 	// headerTimeout bounds reading a request's headers; idleTimeout how
@@ -175,13 +173,13 @@ const (
 
 func (o ServeOptions) norm() ServeOptions {
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = harness.DefaultTimeout
 	}
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}
-	if o.MaxBody <= 0 || o.MaxBody > MaxEvent {
-		o.MaxBody = MaxEvent
+	if o.MaxBody <= 0 || o.MaxBody > harness.MaxEvent {
+		o.MaxBody = harness.MaxEvent
 	}
 	if o.DecodeBudget <= 0 {
 		o.DecodeBudget = DefaultDecodeBudget
@@ -198,8 +196,8 @@ func (o ServeOptions) norm() ServeOptions {
 // server is one `hook serve`: its options, its decode budget and the
 // connections it holds.
 type server struct {
-	r      *Runtime
-	d      Dialect
+	r      *harness.Runtime
+	d      harness.Dialect
 	o      ServeOptions
 	decode *semaphore.Weighted
 }
@@ -218,7 +216,7 @@ type overflowKey struct{}
 // 401 without the token, 415 for a Content-Type other than
 // application/json (a page's no-preflight POST), 405 for a method other
 // than POST. See doc.go for the threat model.
-func (r *Runtime) Handler(d Dialect, o ServeOptions) http.Handler {
+func Handler(r *harness.Runtime, d harness.Dialect, o ServeOptions) http.Handler {
 	o = o.norm()
 	s := &server{r: r, d: d, o: o, decode: semaphore.NewWeighted(o.DecodeBudget)}
 	return s
@@ -226,9 +224,9 @@ func (r *Runtime) Handler(d Dialect, o ServeOptions) http.Handler {
 
 // Serve answers on ln until ctx is done, with the timeouts, the connection
 // cap and the eviction of warm sessions of o.
-func (r *Runtime) Serve(ctx context.Context, ln net.Listener, d Dialect, o ServeOptions) error {
+func Serve(ctx context.Context, r *harness.Runtime, ln net.Listener, d harness.Dialect, o ServeOptions) error {
 	o = o.norm()
-	h := r.Handler(d, o)
+	h := Handler(r, d, o)
 	capped := &capListener{Listener: ln, max: int64(o.MaxConns)}
 	srv := &http.Server{
 		Handler:           h,
@@ -257,7 +255,7 @@ func (r *Runtime) Serve(ctx context.Context, ln net.Listener, d Dialect, o Serve
 			case <-stop:
 				return
 			case <-tick.C:
-				r.evictWarm(ctx, o.MaxWarm, o.WarmIdle)
+				r.EvictWarm(ctx, o.MaxWarm, o.WarmIdle)
 			}
 		}
 	}()
@@ -276,16 +274,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := context.WithTimeout(req.Context(), s.o.Timeout)
 	defer cancel()
 	w.Header().Set("Content-Type", "application/json")
+	r := harness.Responder{Dialect: s.d, Answer: func(ctx context.Context, ev harness.Event) harness.Answer { return s.r.Handle(ctx, s.d, ev) },
+		Log: s.r.Log(), Who: "attune hook serve " + s.d.Name(), Timeout: s.o.Timeout}
 	if req.Context().Value(overflowKey{}) != nil {
 		// past the connection cap: answer from the event's start, at once
 		w.Header().Set("Connection", "close")
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(overflowTime))
 		data, _ := io.ReadAll(io.LimitReader(req.Body, overflowRead))
-		ev := Named(s.d, data)
-		err := fmt.Errorf("attune hook serve is serving %d connections, its most (--max-conns); this event was not judged", s.o.MaxConns)
-		fmt.Fprintf(s.r.log, "attune hook serve %s: %s: %v\n", s.d.Name(), ev.Name, err)
-		w.Write(s.d.Render(ev, BadEvent(ev, err)))
+		w.Write(r.Respond(ctx, data, fmt.Errorf("attune hook serve is serving %d connections, its most (--max-conns); this event was not judged", s.o.MaxConns)))
 		return
 	}
 	// the decode budget: this event's share of the bytes read and judged
@@ -300,10 +297,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	wcancel()
 	if err != nil {
 		data, _ := io.ReadAll(io.LimitReader(req.Body, overflowRead))
-		ev := Named(s.d, data)
-		err := fmt.Errorf("attune hook serve: no room to read the event within %s (the decode budget is %d bytes, taken by events read at once)", s.o.Timeout/2, s.o.DecodeBudget)
-		fmt.Fprintf(s.r.log, "attune hook serve %s: %s: %v\n", s.d.Name(), ev.Name, err)
-		w.Write(s.d.Render(ev, BadEvent(ev, err)))
+		w.Write(r.Respond(ctx, data, fmt.Errorf("attune hook serve: no room to read the event within %s (the decode budget is %d bytes, taken by events read at once)", s.o.Timeout/2, s.o.DecodeBudget)))
 		return
 	}
 	defer s.decode.Release(n)
@@ -312,33 +306,15 @@ func (s *server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		body = io.LimitReader(req.Body, overflowRead) // its name is at the start
 	}
 	data, err := io.ReadAll(body)
-	var ev Event
 	switch {
 	case err != nil:
-		ev, err = Named(s.d, data), fmt.Errorf("%w: %v", ErrIncomplete, err)
+		err = fmt.Errorf("%w: %v", harness.ErrIncomplete, err)
 	case req.ContentLength > s.o.MaxBody || int64(len(data)) > s.o.MaxBody:
-		ev, err = Named(s.d, data), fmt.Errorf("%w: the event is larger than %d bytes", ErrBadEvent, s.o.MaxBody)
-	default:
-		ev, err = Read(s.d, data)
+		err = fmt.Errorf("%w: the event is larger than %d bytes", harness.ErrBadEvent, s.o.MaxBody)
 	}
-	if err != nil {
-		fmt.Fprintf(s.r.log, "attune hook serve %s: %v\n", s.d.Name(), err)
-		w.Write(s.d.Render(ev, BadEvent(ev, err)))
-		return
-	}
-	done := make(chan Answer, 1)
-	go func() { done <- s.r.Handle(ctx, s.d, ev) }()
-	var a Answer
-	select {
-	case a = <-done:
-	case <-ctx.Done():
-		err := fmt.Errorf("no answer within %s (--timeout)", s.o.Timeout)
-		fmt.Fprintf(s.r.log, "attune hook serve %s: %s: %v\n", s.d.Name(), ev.Name, err)
-		a = Failure(ev, err, false)
-	}
-	w.Write(s.d.Render(ev, a))
-	if s.r.warmCount() > s.o.MaxWarm {
-		s.r.evictWarm(context.WithoutCancel(ctx), s.o.MaxWarm, s.o.WarmIdle)
+	w.Write(r.Respond(ctx, data, err))
+	if s.r.WarmCount() > s.o.MaxWarm {
+		s.r.EvictWarm(context.WithoutCancel(ctx), s.o.MaxWarm, s.o.WarmIdle)
 	}
 }
 
@@ -439,94 +415,4 @@ func (l *capListener) Accept() (net.Conn, error) {
 		}
 		return &capConn{Conn: c, over: n > l.max, ln: l}, nil
 	}
-}
-
-// warmSet is the LRU of the sessions `hook serve` keeps warm: the main
-// instance id of each, and the instances (the session's and its
-// subagents') it holds.
-type warmSet struct {
-	mu    sync.Mutex
-	order *list.List               // of *warmEntry, most recent first
-	byID  map[string]*list.Element // main id ->
-}
-
-type warmEntry struct {
-	main  string
-	ids   map[string]bool
-	since time.Time
-}
-
-// touchWarm records that an event of instance id (of session main) ran.
-func (r *Runtime) touchWarm(main, id string) {
-	w := &r.warmSet
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.byID == nil {
-		w.order, w.byID = list.New(), map[string]*list.Element{}
-	}
-	if el, ok := w.byID[main]; ok {
-		e := el.Value.(*warmEntry)
-		e.ids[id], e.since = true, time.Now()
-		w.order.MoveToFront(el)
-		return
-	}
-	w.byID[main] = w.order.PushFront(&warmEntry{main: main, ids: map[string]bool{id: true}, since: time.Now()})
-}
-
-func (r *Runtime) warmCount() int {
-	r.warmSet.mu.Lock()
-	defer r.warmSet.mu.Unlock()
-	return len(r.warmSet.byID)
-}
-
-// forgetWarm drops a session that ended.
-func (r *Runtime) forgetWarm(main string) {
-	w := &r.warmSet
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if el, ok := w.byID[main]; ok {
-		w.order.Remove(el)
-		delete(w.byID, main)
-	}
-}
-
-// evictWarm stops the sessions past the most kept warm (the least recently
-// used first) and those idle past idle, each under its lock, and removes
-// their lock and reach files: an invented session costs nothing once gone.
-func (r *Runtime) evictWarm(ctx context.Context, most int, idle time.Duration) int {
-	w := &r.warmSet
-	w.mu.Lock()
-	var out []*warmEntry
-	if w.order != nil {
-		for el := w.order.Back(); el != nil; {
-			e := el.Value.(*warmEntry)
-			prev := el.Prev()
-			if w.order.Len() > most || time.Since(e.since) > idle {
-				w.order.Remove(el)
-				delete(w.byID, e.main)
-				out = append(out, e)
-			}
-			el = prev
-		}
-	}
-	w.mu.Unlock()
-	for _, e := range out {
-		lctx, cancel := context.WithTimeout(ctx, time.Second)
-		l, err := takeLock(lctx, r.dir, e.main)
-		cancel()
-		if err != nil { // busy: an event runs; try again later
-			for id := range e.ids {
-				r.touchWarm(e.main, id)
-			}
-			continue
-		}
-		for id := range e.ids {
-			if inst, ok := r.e.Instance(id); ok {
-				inst.Stop()
-			}
-			_ = dropReach(r.dir, id)
-		}
-		l.remove()
-	}
-	return len(out)
 }

@@ -79,7 +79,7 @@ func TestServeSeesOtherProcesses(t *testing.T) {
 		t.Fatalf("serve after another process ended the turn: context %q, want the note of turn 2", c)
 	}
 	// serve keeps no reach: the command hook below takes the full path
-	if _, err := os.Stat(reachName(filepath.Join(dir, ".attune", "state.db.locks"), "claude/s")); !os.IsNotExist(err) {
+	if _, err := os.Stat(reachFile(filepath.Join(dir, ".attune", "state.db.locks"), "claude/s")); !os.IsNotExist(err) {
 		t.Fatalf("serve left a reach: %v", err)
 	}
 	runHook(t, cfgPath, map[string]any{"hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Bash", "tool_use_id": "t1", "tool_input": map[string]any{"command": "ls"}, "tool_response": map[string]any{}})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/attune-dev/attune/harness"
 	"io"
 	"net"
 	"net/http"
@@ -15,9 +16,9 @@ import (
 	"time"
 )
 
-// serveRuntime starts Runtime.Serve in this process on a free loopback
+// serveRuntime starts harness.Runtime.Serve in this process on a free loopback
 // port with o, a guard refusing rm -rf, and returns the URL.
-func serveRuntime(t *testing.T, o ServeOptions) (*Runtime, string) {
+func serveRuntime(t *testing.T, o ServeOptions) (*harness.Runtime, string) {
 	t.Helper()
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "packs", "p"), 0o755)
@@ -27,7 +28,7 @@ func serveRuntime(t *testing.T, o ServeOptions) (*Runtime, string) {
 end)`), 0o644)
 	path := filepath.Join(dir, "attune.toml")
 	os.WriteFile(path, []byte("[engine]\npacks = [\"packs/p\"]\n"+mainBot), 0o644)
-	r, err := Open(t.Context(), path, Options{Warm: true, Stderr: io.Discard})
+	r, err := harness.Open(t.Context(), path, harness.Options{Warm: true, Stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ end)`), 0o644)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Serve(ctx, ln, Claude{}, o) }()
+	go func() { done <- Serve(ctx, r, ln, harness.Claude{}, o) }()
 	t.Cleanup(func() { cancel(); <-done; r.Close() })
 	return r, "http://" + ln.Addr().String() + HTTPPath
 }
@@ -214,24 +215,24 @@ func TestServeEvictsWarm(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	if n := r.warmCount(); n > 2 {
+	if n := r.WarmCount(); n > 2 {
 		t.Errorf("%d sessions warm, want at most 2", n)
 	}
 	for k := range 3 {
-		if _, ok := r.e.Instance(fmt.Sprintf("claude/s%d", k)); ok {
+		if _, ok := r.Engine().Instance(fmt.Sprintf("claude/s%d", k)); ok {
 			t.Errorf("session s%d is still warm", k)
 		}
-		if _, err := os.Stat(lockName(r.dir, fmt.Sprintf("claude/s%d", k))); !os.IsNotExist(err) {
+		if _, err := os.Stat(r.LockFile(fmt.Sprintf("claude/s%d", k))); !os.IsNotExist(err) {
 			t.Errorf("session s%d's lock file stays: %v", k, err)
 		}
 	}
-	if _, ok := r.e.Instance("claude/s4"); !ok {
+	if _, ok := r.Engine().Instance("claude/s4"); !ok {
 		t.Error("the latest session is not warm")
 	}
-	if n := r.evictWarm(t.Context(), 10, 0); n != 2 {
+	if n := r.EvictWarm(t.Context(), 10, 0); n != 2 {
 		t.Errorf("evicted %d idle sessions, want 2", n)
 	}
-	if _, ok := r.e.Instance("claude/s4"); ok {
+	if _, ok := r.Engine().Instance("claude/s4"); ok {
 		t.Error("an idle session stays warm")
 	}
 	resp, err := postWith(url, tok, "application/json", []byte(strings.Replace(rmEvent, `"s"`, `"s0"`, 1)))

@@ -18,7 +18,7 @@ type cliSuite struct {
 	wire  wire
 	shell func(id, cmd string) fcall // the model's shell call
 	path  string                     // attune's path of that call
-	run   func(t *testing.T, h *harness, m *model, prompt string)
+	run   func(t *testing.T, h *agentRun, m *model, prompt string)
 }
 
 const askBot = mainBot + `[harness.%s]
@@ -238,7 +238,7 @@ func TestCodexE2E(t *testing.T) {
 		shell: func(id, cmd string) fcall {
 			return fcall{ID: id, Name: "exec_command", Args: map[string]any{"cmd": cmd}}
 		},
-		run: func(t *testing.T, h *harness, m *model, prompt string) { h.codex(t, m, prompt) },
+		run: func(t *testing.T, h *agentRun, m *model, prompt string) { h.codex(t, m, prompt) },
 	})
 }
 
@@ -266,7 +266,7 @@ func TestCopilotE2E(t *testing.T) {
 		shell: func(id, cmd string) fcall {
 			return fcall{ID: id, Name: "bash", Args: map[string]any{"command": cmd, "description": "run"}}
 		},
-		run: func(t *testing.T, h *harness, m *model, prompt string) { h.copilot(t, m, prompt) },
+		run: func(t *testing.T, h *agentRun, m *model, prompt string) { h.copilot(t, m, prompt) },
 	})
 }
 
@@ -276,7 +276,7 @@ func TestGeminiE2E(t *testing.T) {
 		shell: func(id, cmd string) fcall {
 			return fcall{ID: id, Name: "run_shell_command", Args: map[string]any{"command": cmd, "description": "run"}}
 		},
-		run: func(t *testing.T, h *harness, m *model, prompt string) { h.gemini(t, m, prompt) },
+		run: func(t *testing.T, h *agentRun, m *model, prompt string) { h.gemini(t, m, prompt) },
 	})
 }
 
@@ -288,6 +288,6 @@ func TestCopilotPascalE2E(t *testing.T) {
 		shell: func(id, cmd string) fcall {
 			return fcall{ID: id, Name: "bash", Args: map[string]any{"command": cmd, "description": "run"}}
 		},
-		run: func(t *testing.T, h *harness, m *model, prompt string) { h.pascal = true; h.copilot(t, m, prompt) },
+		run: func(t *testing.T, h *agentRun, m *model, prompt string) { h.pascal = true; h.copilot(t, m, prompt) },
 	})
 }

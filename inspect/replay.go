@@ -7,7 +7,7 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
-	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -63,7 +63,7 @@ func RegisterAgentTools(eng *engine.Engine, cfg *config.Config, t *Timeline) {
 		}
 		done[ev.Path] = true
 		name, tool, ok := strings.Cut(ev.Path, "/")
-		d, known := hook.Dialects(name)
+		d, known := harness.Dialects(name)
 		if !ok || !known || d.ToolPath(tool) != ev.Path {
 			continue
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/attune-dev/attune/config"
-	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -56,12 +56,12 @@ func recordSession(t testing.TB, st store.Store) *config.Config {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	rt, err := hook.New(ctx, cfg, hook.Options{Store: st, DryRun: true})
+	rt, err := harness.New(ctx, cfg, harness.Options{Store: st, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	d, _ := hook.Dialects("claude")
+	d, _ := harness.Dialects("claude")
 	for _, ev := range []string{
 		`{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"read the config"}`,
 		`{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/.env"},"tool_use_id":"tu1"}`,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
-	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/scenario"
 )
 
@@ -56,7 +56,7 @@ ceiling = ["read", "exec"]
 argv = ["sh", "-c", "echo ok"]
 `), 0o644)
 	var log strings.Builder
-	r, err := hook.Open(ctx, cfgPath, hook.Options{Stderr: &log})
+	r, err := harness.Open(ctx, cfgPath, harness.Options{Stderr: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +77,11 @@ argv = ["sh", "-c", "echo ok"]
 		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"c","tool_input":{"command":"deploy"}}`,
 		`{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`,
 	} {
-		e, err := hook.Claude{}.Parse([]byte(ev))
+		e, err := harness.Claude{}.Parse([]byte(ev))
 		if err != nil {
 			t.Fatal(err)
 		}
-		answers = append(answers, string(hook.Claude{}.Render(e, r.Handle(ctx, hook.Claude{}, e))))
+		answers = append(answers, string(harness.Claude{}.Render(e, r.Handle(ctx, harness.Claude{}, e))))
 	}
 	r.Close()
 	if !strings.Contains(answers[1], `guard saw env from PreToolUse`) || !strings.Contains(answers[2], `sk-[redacted]`) ||

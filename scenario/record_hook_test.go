@@ -9,7 +9,7 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
-	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/scenario"
 )
 
@@ -34,7 +34,7 @@ func TestRecordHookSession(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "packs", "p", "p.lua"), []byte(bashGuard), 0o644)
 	cfgPath := filepath.Join(dir, "attune.toml")
 	os.WriteFile(cfgPath, []byte("[engine]\npacks = [\"packs/p\"]\n[bots.main]\nbehaviors = [\"p\"]\nceiling = [\"read\", \"exec\"]\n"), 0o644)
-	r, err := hook.Open(ctx, cfgPath, hook.Options{})
+	r, err := harness.Open(ctx, cfgPath, harness.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +45,11 @@ func TestRecordHookSession(t *testing.T) {
 		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"rm -rf /"}}`,
 		`{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`,
 	} {
-		e, err := hook.Claude{}.Parse([]byte(ev))
+		e, err := harness.Claude{}.Parse([]byte(ev))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Handle(ctx, hook.Claude{}, e)
+		r.Handle(ctx, harness.Claude{}, e)
 	}
 	r.Close()
 

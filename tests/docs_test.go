@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/attune-dev/attune/config"
-	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/harness"
 )
 
 // The project's documentation stands alone: a clone has nothing beside the
@@ -41,7 +41,7 @@ func TestReadmeHookToolPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range config.HookDialects() {
-		d, ok := hook.Dialects(name)
+		d, ok := harness.Dialects(name)
 		if !ok {
 			t.Fatalf("no hook dialect %s", name)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/harness"
 )
 
 // The guardrails pack under `attune hook claude`: real reads (file/read,
@@ -50,7 +50,7 @@ timeout = "20s"
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	r, err := hook.Open(ctx, cfgFile, hook.Options{})
+	r, err := harness.Open(ctx, cfgFile, harness.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +58,11 @@ timeout = "20s"
 	cwd, _ := json.Marshal(work)
 	ev := func(name, rest string) string {
 		t.Helper()
-		e, err := hook.Claude{}.Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"g1","cwd":` + string(cwd) + rest + `}`))
+		e, err := harness.Claude{}.Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"g1","cwd":` + string(cwd) + rest + `}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(hook.Claude{}.Render(e, r.Handle(ctx, hook.Claude{}, e)))
+		return string(harness.Claude{}.Render(e, r.Handle(ctx, harness.Claude{}, e)))
 	}
 	has := func(what, got string, want ...string) {
 		t.Helper()
@@ -115,7 +115,7 @@ ceiling = ["read", "write", "exec", "network", "spawn"]
 bot = "main"
 `), 0o644)
 	ctx := context.Background()
-	r, err := hook.Open(ctx, cfgFile, hook.Options{})
+	r, err := harness.Open(ctx, cfgFile, harness.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,11 +123,11 @@ bot = "main"
 	cwd, _ := json.Marshal(dir)
 	ev := func(name, rest string) string {
 		t.Helper()
-		e, err := hook.Gemini{}.Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"gm1","cwd":` + string(cwd) + rest + `}`))
+		e, err := harness.Gemini{}.Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"gm1","cwd":` + string(cwd) + rest + `}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(hook.Gemini{}.Render(e, r.Handle(ctx, hook.Gemini{}, e)))
+		return string(harness.Gemini{}.Render(e, r.Handle(ctx, harness.Gemini{}, e)))
 	}
 	ev("BeforeAgent", `,"prompt":"go"`)
 	if got := ev("BeforeTool", `,"tool_name":"run_shell_command","tool_input":{"command":"sudo rm -rf /usr"}`); !strings.Contains(got, "deny") || !strings.Contains(got, "rm_outside") {

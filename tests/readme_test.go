@@ -9,7 +9,7 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
-	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/scenario"
 	"github.com/attune-dev/attune/store"
 )
@@ -180,12 +180,12 @@ func TestReadmeClaudeExample(t *testing.T) {
 	}
 	ctx := context.Background()
 	var stderr strings.Builder
-	rt, err := hook.Open(ctx, filepath.Join(dir, "attune.toml"), hook.Options{Stderr: &stderr})
+	rt, err := harness.Open(ctx, filepath.Join(dir, "attune.toml"), harness.Options{Stderr: &stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	d, _ := hook.Dialects("claude")
+	d, _ := harness.Dialects("claude")
 	answer := func(event string) string {
 		ev, err := d.Parse([]byte(event))
 		if err != nil {
@@ -229,12 +229,12 @@ func TestReadmeFirstScreen(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "pack", "protect.lua"), []byte(program), 0o644)
 	os.WriteFile(filepath.Join(dir, "attune.toml"), []byte("[engine]\npacks = [\"pack\"]\nstore = \"memory:\"\n[bots.main]\nbehaviors = [\"protect\"]\nceiling = [\"read\", \"write\", \"exec\", \"network\", \"spawn\"]\n[harness.claude]\nbot = \"main\"\n"), 0o644)
 	ctx := context.Background()
-	rt, err := hook.Open(ctx, filepath.Join(dir, "attune.toml"), hook.Options{})
+	rt, err := harness.Open(ctx, filepath.Join(dir, "attune.toml"), harness.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	d, _ := hook.Dialects("claude")
+	d, _ := harness.Dialects("claude")
 	ev, err := d.Parse([]byte(`{"hook_event_name":"PreToolUse","session_id":"r","cwd":"/work","tool_name":"Read","tool_input":{"file_path":"/work/.env"},"tool_use_id":"t1"}`))
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
-	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/inspect"
 	"github.com/attune-dev/attune/store"
 )
@@ -63,7 +63,7 @@ func explainMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, explainUsage)
 		return 2
 	}
-	d, ok := hook.Dialects(dialect)
+	d, ok := harness.Dialects(dialect)
 	if !ok {
 		fmt.Fprintf(stderr, "attune explain: unknown dialect %q (want claude, codex, cursor or gemini)\n", dialect)
 		return 2
@@ -73,12 +73,12 @@ func explainMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // explainEvent runs one hook event against a scratch copy of the store,
 // tracing every tool chain, and prints the decision path.
-func explainEvent(ctx context.Context, d hook.Dialect, cfgFlag string, stdin io.Reader, stdout, stderr io.Writer) int {
-	data, err := io.ReadAll(io.LimitReader(stdin, hook.MaxEvent+1))
-	if err == nil && len(data) > hook.MaxEvent {
-		err = fmt.Errorf("the event is larger than %d bytes", hook.MaxEvent)
+func explainEvent(ctx context.Context, d harness.Dialect, cfgFlag string, stdin io.Reader, stdout, stderr io.Writer) int {
+	data, err := io.ReadAll(io.LimitReader(stdin, harness.MaxEvent+1))
+	if err == nil && len(data) > harness.MaxEvent {
+		err = fmt.Errorf("the event is larger than %d bytes", harness.MaxEvent)
 	}
-	var ev hook.Event
+	var ev harness.Event
 	if err == nil {
 		ev, err = d.Parse(data)
 	}
@@ -87,7 +87,7 @@ func explainEvent(ctx context.Context, d hook.Dialect, cfgFlag string, stdin io.
 		return 2
 	}
 	cwd, _ := os.Getwd()
-	path, err := hook.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	path, err := harness.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
 	var cfg *config.Config
 	if err == nil {
 		cfg, err = config.Load(path)
@@ -105,7 +105,7 @@ func explainEvent(ctx context.Context, d hook.Dialect, cfgFlag string, stdin io.
 	var mu sync.Mutex
 	var steps []engine.TraceStep
 	var warn strings.Builder
-	rt, err := hook.New(ctx, cfg, hook.Options{Store: inspect.Scratch(base), DryRun: true, Stderr: &warn,
+	rt, err := harness.New(ctx, cfg, harness.Options{Store: inspect.Scratch(base), DryRun: true, Stderr: &warn,
 		Trace: func(s engine.TraceStep) { mu.Lock(); steps = append(steps, s); mu.Unlock() }})
 	if err != nil {
 		fmt.Fprintf(stderr, "attune explain %s: %v\n", d.Name(), err)
@@ -121,7 +121,7 @@ func explainEvent(ctx context.Context, d hook.Dialect, cfgFlag string, stdin io.
 	w.line("configuration: %s (bot %s)", relPath(path), cfg.Hook(d.Name()).Bot)
 	if len(steps) == 0 {
 		switch {
-		case ev.Kind == hook.ToolPre || ev.Kind == hook.ToolPost || ev.Kind == hook.ToolFail:
+		case ev.Kind == harness.ToolPre || ev.Kind == harness.ToolPost || ev.Kind == harness.ToolFail:
 			w.line("no tool chain ran: nothing of the session sees this call")
 		default:
 			w.line("no tool chain ran: this event is a boundary (turn or round), not a tool call")
@@ -156,7 +156,7 @@ func scratchBase(ctx context.Context, cfg *config.Config) (store.Store, error) {
 // the session replayed on a scratch copy with its chain traced.
 func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stderr io.Writer) int {
 	cwd, _ := os.Getwd()
-	path, err := hook.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	path, err := harness.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
 	var cfg *config.Config
 	if err == nil {
 		cfg, err = config.Load(path)
@@ -387,7 +387,7 @@ func explainOutcome(status, by, at, reason, errText string) string {
 }
 
 // why says in a sentence why the answer is what it is.
-func why(a hook.Answer, steps []engine.TraceStep) string {
+func why(a harness.Answer, steps []engine.TraceStep) string {
 	var out *engine.TraceStep
 	at := ""
 	for k := range steps {

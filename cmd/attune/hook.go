@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/hook"
 )
 
@@ -57,7 +58,7 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, hookUsage)
 		return 0
 	}
-	d, ok := hook.Dialects(args[0])
+	d, ok := harness.Dialects(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "attune hook: unknown dialect %q (want claude, codex, copilot, cursor or gemini)\n", args[0])
 		fmt.Fprint(stderr, hookUsage)
@@ -66,79 +67,12 @@ func hookMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("attune hook "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgFlag := fs.String("config", "", "the attune configuration")
-	timeout := fs.Duration("timeout", hook.DefaultTimeout, "the most one event may take, waiting for the session included")
+	timeout := fs.Duration("timeout", harness.DefaultTimeout, "the most one event may take, waiting for the session included")
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
-	// the timeout runs from the start: an event that does not arrive whole
-	// in time is answered as what its start names (a tool call: deny)
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
-	data, err := hook.ReadInput(ctx, stdin)
-	var ev hook.Event
-	if err != nil {
-		ev = hook.Named(d, data)
-	} else {
-		ev, err = hook.Read(d, data)
-	}
-	if err != nil {
-		// not an event attune can act on: say so; deny a tool call it names
-		fmt.Fprintf(stderr, "attune hook %s: %v\n", d.Name(), err)
-		if errors.Is(err, hook.ErrUnknownEvent) {
-			fmt.Fprintf(stderr, "attune hook %s: answered with no decision; update attune or remove the hook entry for this event\n", d.Name())
-		}
-		stdout.Write(d.Render(ev, hook.BadEvent(ev, err)))
-		fmt.Fprintln(stdout)
-		return 0
-	}
-	done := make(chan hook.Answer, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil { // a crash is a tool call nothing judged
-				err := fmt.Errorf("internal error: %v", p)
-				fmt.Fprintf(stderr, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
-				done <- hook.Failure(ev, err, false)
-			}
-		}()
-		done <- answerEvent(ctx, d, ev, *cfgFlag, stderr)
-	}()
-	var a hook.Answer
-	select {
-	case a = <-done:
-	case <-ctx.Done():
-		err := fmt.Errorf("no answer within %s (--timeout)", *timeout)
-		fmt.Fprintf(stderr, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
-		a = hook.Failure(ev, err, false)
-	}
-	stdout.Write(d.Render(ev, a))
-	fmt.Fprintln(stdout)
+	hook.Command(d, hook.CommandOptions{Config: *cfgFlag, Timeout: *timeout, Stdin: stdin, Stdout: stdout, Stderr: stderr})
 	return 0
-}
-
-// answerEvent finds the configuration, opens the runtime and answers.
-func answerEvent(ctx context.Context, d hook.Dialect, ev hook.Event, cfgFlag string, stderr io.Writer) hook.Answer {
-	if ev.Kind == hook.Other { // nothing to decide: answer before opening anything
-		return hook.Answer{}
-	}
-	cwd, _ := os.Getwd()
-	path, err := hook.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
-	var cfg *config.Config
-	if err == nil {
-		cfg, err = config.Load(path)
-	}
-	if err == nil {
-		if a, ok := hook.Quick(ctx, cfg, d, ev); ok { // nothing can see the call: no store
-			return a
-		}
-		var rt *hook.Runtime
-		rt, err = hook.New(ctx, cfg, hook.Options{Stderr: stderr})
-		if err == nil {
-			defer rt.Close()
-			return rt.Handle(ctx, d, ev)
-		}
-	}
-	fmt.Fprintf(stderr, "attune hook %s: %v\n", d.Name(), err)
-	return hook.Failure(ev, err, false)
 }
 
 // dialectArg reads the DIALECT argument of install, uninstall and serve.
@@ -459,13 +393,13 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	d, _ := hook.Dialects(name)
+	d, _ := harness.Dialects(name)
 	fs := flag.NewFlagSet("attune hook serve claude", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8787", "the address to answer on (loopback unless --listen-any)")
 	anyAddr := fs.Bool("listen-any", false, "allow a listen address that is not loopback")
 	cfgFlag := fs.String("config", "", "the attune configuration")
-	timeout := fs.Duration("timeout", hook.DefaultTimeout, "the most one event may take, reading its body included")
+	timeout := fs.Duration("timeout", harness.DefaultTimeout, "the most one event may take, reading its body included")
 	maxConns := fs.Int("max-conns", hook.DefaultMaxConns, "the connections served at once; past it a tool call is denied at once")
 	maxWarm := fs.Int("max-warm", hook.DefaultMaxWarm, "the sessions kept warm; past it the least recently used is stopped")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -476,7 +410,7 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cwd, _ := os.Getwd()
-	path, err := hook.FindConfig(*cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	path, err := harness.FindConfig(*cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
 	if err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
@@ -493,7 +427,7 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := hook.Open(ctx, path, hook.Options{Warm: true, Stderr: stderr})
+	rt, err := harness.Open(ctx, path, harness.Options{Warm: true, Stderr: stderr})
 	if err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
@@ -505,7 +439,7 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "attune hook serve %s: answering on http://%s%s (requests carry the %s header of %s)\n", name, ln.Addr(), hook.HTTPPath, hook.TokenHeader, hook.TokenFile(filepath.Dir(abs)))
-	if err := rt.Serve(ctx, ln, d, hook.ServeOptions{Timeout: *timeout, Token: token, MaxConns: *maxConns, MaxWarm: *maxWarm}); err != nil {
+	if err := hook.Serve(ctx, rt, ln, d, hook.ServeOptions{Timeout: *timeout, Token: token, MaxConns: *maxConns, MaxWarm: *maxWarm}); err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
 	}

@@ -22,7 +22,7 @@ type initHarness struct {
 }
 
 // initHarnesses are the agents `attune init --harness` knows (never
-// changed). The paths are the hook dialects' (hook/claude.go, codex.go,
+// changed). The paths are the hook dialects' (harness/claude.go, codex.go,
 // gemini.go). Copilot CLI's tools are copilot/NAME, its shell tool `bash`;
 // the [harness.NAME] table is written for the dialects the configuration
 // knows (config.HookDialects), so a copilot project gets one once the

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/attune-dev/attune/config"
-	"github.com/attune-dev/attune/hook"
+	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/inspect"
 	"github.com/attune-dev/attune/store"
 )
@@ -133,7 +133,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 // loaded or written. A SQLite file that does not exist is not created.
 func openStoreOf(ctx context.Context, cfgFlag string) (store.Store, *config.Config, string, error) {
 	cwd, _ := os.Getwd()
-	path, err := hook.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	path, err := harness.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
 	if err != nil {
 		return nil, nil, "", err
 	}

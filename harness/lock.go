@@ -1,4 +1,4 @@
-package hook
+package harness
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func secureDir(dir string) error {
 	if runtime.GOOS == "windows" { // the folder's ACL is the user profile's
 		return nil
 	}
-	if uid, ok := fileOwner(st); ok && uid != os.Getuid() {
+	if uid, ok := FileOwner(st); ok && uid != os.Getuid() {
 		return fmt.Errorf("session lock: %w: %s belongs to user %d, not to this user (%d): another user could hold the session locks; remove it or set engine.store elsewhere", ErrUnsafeDir, dir, uid, os.Getuid())
 	}
 	if st.Mode().Perm()&0o077 != 0 {

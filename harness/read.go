@@ -1,4 +1,4 @@
-package hook
+package harness
 
 import (
 	"bytes"
@@ -253,3 +253,6 @@ func ReadInput(ctx context.Context, r io.Reader) ([]byte, error) {
 		return bytes.Clone(buf), fmt.Errorf("%w: %d bytes read, the input did not end in time (--timeout)", ErrIncomplete, len(buf))
 	}
 }
+
+// MaxEvent bounds one event's JSON (16 MiB).
+const MaxEvent = 16 << 20

@@ -1,4 +1,4 @@
-package hook
+package harness
 
 import (
 	"context"
@@ -176,6 +176,9 @@ func (r *Runtime) Close() error {
 	}
 	return err
 }
+
+// Log is where the runtime says what went wrong (Options.Stderr).
+func (r *Runtime) Log() io.Writer { return r.log }
 
 // Engine returns the runtime's engine.
 func (r *Runtime) Engine() *engine.Engine { return r.e }

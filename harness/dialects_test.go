@@ -1,4 +1,4 @@
-package hook
+package harness
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func runFlows(t *testing.T, d Dialect, flows []flow) {
 // the top-level fields of set replaced, as JSON.
 func captured(t testing.TB, file string, set map[string]any) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "captured", file))
+	data, err := os.ReadFile(filepath.Join("..", "hook", "testdata", "captured", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestCopilotDialectPascal(t *testing.T) {
 // fixture's file name is the event it was configured for).
 func TestCopilotEventNames(t *testing.T) {
 	for _, dir := range []string{"copilot-1.0.102", "copilot-1.0.102-pascal"} {
-		files, _ := filepath.Glob(filepath.Join("testdata", "captured", dir, "*.json"))
+		files, _ := filepath.Glob(filepath.Join("..", "hook", "testdata", "captured", dir, "*.json"))
 		if len(files) < 10 {
 			t.Fatalf("%s: %d fixtures", dir, len(files))
 		}

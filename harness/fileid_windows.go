@@ -1,6 +1,6 @@
 //go:build windows
 
-package hook
+package harness
 
 import (
 	"encoding/binary"
@@ -59,5 +59,5 @@ func fileID(path string) (dev, ino uint64, ok bool) {
 	return uint64(bh.VolumeSerialNumber), uint64(bh.FileIndexHigh)<<32 | uint64(bh.FileIndexLow), true
 }
 
-// fileOwner is not checked on Windows: a folder's ACL says who may use it.
-func fileOwner(os.FileInfo) (int, bool) { return 0, false }
+// FileOwner is not checked on Windows: a folder's ACL says who may use it.
+func FileOwner(os.FileInfo) (int, bool) { return 0, false }

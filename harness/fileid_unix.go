@@ -1,6 +1,6 @@
 //go:build unix
 
-package hook
+package harness
 
 import (
 	"os"
@@ -22,8 +22,9 @@ func fileID(path string) (dev, ino uint64, ok bool) {
 	return uint64(st.Dev), st.Ino, true
 }
 
-// fileOwner is the user id owning a file.
-func fileOwner(fi os.FileInfo) (int, bool) {
+// FileOwner is the user id owning a file: the session locks' folder, and
+// `hook serve`'s token, are refused when another user owns them.
+func FileOwner(fi os.FileInfo) (int, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, false
