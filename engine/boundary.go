@@ -323,6 +323,14 @@ func failText(failure *Error) string {
 	return failure.Error()
 }
 
+// failCode is the code of a boundary's failure for its journal entry.
+func failCode(failure *Error) string {
+	if failure == nil {
+		return ""
+	}
+	return string(failure.Code)
+}
+
 func refusedResult(out Outcome) BoundaryResult {
 	r := BoundaryResult{Status: out.Status, Reason: out.Reason, Error: out.Error, RefusedBy: out.RefusedBy, Err: out.Err}
 	r.settle()
@@ -380,7 +388,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["turn"], rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status,
-		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Engine: Version, Harness: rec["harness"]}
+		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Code: errCode(out.Err), Engine: Version, Harness: rec["harness"]}
 	if s.rp == nil {
 		if entry.Pin, err = set.pinBlob(ctx); err != nil {
 			set.release()
@@ -407,7 +415,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	notes, failure := i.runHooks(ctx, set, "turn", "start", rec, callID)
 	s.emit(notes, callID)
 	// a step's entry follows what happened during it (deliveries, notes)
-	entry.Error = failText(failure)
+	entry.Error, entry.Code = failText(failure), failCode(failure)
 	s.journal(entry)
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes, Halt: s.takeHalt()}
 	res.failedWith(failure)
@@ -476,7 +484,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	b := &bchain{i: i, ctx: ctx, guards: set.guards["round"], rec: rec, callID: callID}
 	out := b.step(0)
 	entry := session.Entry{Type: session.RoundBegin, Turn: s.turn, Round: s.round, Status: out.Status,
-		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Harness: rec["harness"]}
+		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Code: errCode(out.Err), Harness: rec["harness"]}
 	if out.Status != StatusOK {
 		i.refuseBoundary(ctx, set, "round", rec, out, callID)
 		s.journal(entry)
@@ -490,7 +498,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	s.inRound = true
 	notes, failure := i.runHooks(ctx, set, "round", "start", rec, callID)
 	s.emit(notes, callID)
-	entry.Error = failText(failure)
+	entry.Error, entry.Code = failText(failure), failCode(failure)
 	s.journal(entry)
 	var placed []Note
 	if s.rp == nil {
@@ -546,7 +554,7 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 	s.inRound = false
 	s.activated = cont && !in.HostContinue
 	s.journal(session.Entry{Type: session.RoundEnd, Turn: s.turn, Round: s.round, HostContinue: in.HostContinue, Output: in.Output, Continue: cont,
-		CallID: callID, Status: statusOf(failure), Error: failText(failure), Harness: rec["harness"]})
+		CallID: callID, Status: statusOf(failure), Error: failText(failure), Code: failCode(failure), Harness: rec["harness"]})
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont, Halt: halt}
 	res.failedWith(failure)
 	return res, s.flush(ctx)
@@ -588,7 +596,7 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	if err != nil {
 		return BoundaryResult{}, err
 	}
-	s.journal(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs, CallID: callID, Status: statusOf(failure), Error: failText(failure), Harness: rec["harness"]})
+	s.journal(session.Entry{Type: session.TurnEnd, Turn: s.turn, Revs: revs, CallID: callID, Status: statusOf(failure), Error: failText(failure), Code: failCode(failure), Harness: rec["harness"]})
 	s.mu.Lock()
 	s.inTurn = false
 	s.mu.Unlock()

@@ -56,7 +56,7 @@ func (i *Instance) command(ctx context.Context, name, text, callID string) Comma
 	ss.emit(sink.notes, callID)
 	en := session.Entry{Type: session.Command, Name: name, Input: text, CallID: callID, Status: StatusOK, Revs: first}
 	if err != nil {
-		en.Status, en.Error = StatusFailed, errText(err)
+		en.Status, en.Error, en.Code = StatusFailed, errText(err), string(scriptErr(r, err).Code)
 	}
 	ss.journal(en) // also outside a turn, for recordings; flushed with the next boundary then
 	ferr := ss.flush(ctx)

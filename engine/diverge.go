@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -47,9 +46,11 @@ func (d Divergence) String() string {
 // the two are compared in.
 type stepOutcome struct {
 	Status, Reason, RefusedBy, Error string
-	Result                           any
-	Diagnostics                      []string
-	Continue                         bool
+	// Code is the code of the step's error (Entry.Code).
+	Code        string
+	Result      any
+	Diagnostics []string
+	Continue    bool
 }
 
 // isStep reports whether a journal entry is a step a replay re-runs.
@@ -81,7 +82,7 @@ func recorded(en session.Entry) (stepOutcome, bool) {
 	if en.Status == "" {
 		return stepOutcome{}, false
 	}
-	o := stepOutcome{Status: en.Status, Reason: en.Reason, RefusedBy: en.RefusedBy, Error: en.Error,
+	o := stepOutcome{Status: en.Status, Reason: en.Reason, RefusedBy: en.RefusedBy, Error: en.Error, Code: en.Code,
 		Result: en.Result, Diagnostics: en.Diagnostics, Continue: en.Continue}
 	if (en.Type == session.TurnBegin || en.Type == session.RoundBegin) && en.Status == StatusOK && en.Error != "" {
 		o.Status = StatusFailed // the boundary opened and one of its hooks threw
@@ -90,7 +91,7 @@ func recorded(en session.Entry) (stepOutcome, bool) {
 }
 
 func boundaryOutcome(r BoundaryResult) stepOutcome {
-	return stepOutcome{Status: r.Status, Reason: r.Reason, Error: r.Error, Continue: r.Continue}
+	return stepOutcome{Status: r.Status, Reason: r.Reason, Error: r.Error, Code: errCode(r.Err), Continue: r.Continue}
 }
 
 // compareStep lists how a replayed step differs from its entry. notes are
@@ -124,7 +125,7 @@ func compareStep(k int, en session.Entry, got stepOutcome, rec []session.Note, n
 		if (en.Type == session.Tool || en.Type == session.Method) && want.RefusedBy != got.RefusedBy {
 			add("refused_by", quoteOrNone(want.RefusedBy), quoteOrNone(got.RefusedBy))
 		}
-		if want.Error != got.Error && !(hostCancelled(want.Error) && strings.Contains(got.Error, "cancelled: ")) {
+		if want.Error != got.Error && !(hostCancelled(want.Code) && stopped(got.Code)) {
 			add("error", quoteOrNone(want.Error), quoteOrNone(got.Error))
 		}
 		if en.Type == session.Tool || en.Type == session.Method {
@@ -201,15 +202,17 @@ func plainJSON(v any) string {
 	return string(b)
 }
 
-// hostCancelled reports whether a recorded error is that of a step the
-// host's ctx ended (cancelled, or past its deadline) while it ran. When the
-// host gave up is not a value the journal holds, so its replay, which is
-// ended by whatever ends it first (its budget, most often), matches it when
-// it was cancelled too, whatever the cause and wherever it stopped.
-func hostCancelled(s string) bool {
-	return strings.Contains(s, "cancelled: "+context.Canceled.Error()) ||
-		strings.Contains(s, "cancelled: "+context.DeadlineExceeded.Error())
-}
+// hostCancelled reports whether a recorded step's error code is that of a
+// step the host's ctx ended (cancelled, or past its deadline) while it
+// ran. When the host gave up is not a value the journal holds, so its
+// replay, which is ended by whatever ends it first (its budget, most
+// often), matches it when it was stopped too (stopped), whatever the cause
+// and wherever it stopped.
+func hostCancelled(code string) bool { return Code(code) == CodeCancelled }
+
+// stopped reports whether a replayed step's error code says it was
+// stopped rather than failed: its ctx ended, or its time budget did.
+func stopped(code string) bool { return Code(code) == CodeCancelled || Code(code) == CodeBudget }
 
 // journalText is s as the journal gives it back: encoding/json writes
 // each byte that is not UTF-8 as U+FFFD, as ranging over s reads it.

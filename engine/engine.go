@@ -236,14 +236,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		}
 	}
 	if e.st == nil {
-		kind, target, err := config.ParseStore(o.Config.Engine.Store, o.Config.Dir)
-		if err != nil {
-			return nil, err
-		}
-		if kind == config.StorePostgres {
-			target = o.Config.Engine.PostgresTarget(target)
-		}
-		st, err := store.Open(ctx, kind, target)
+		st, err := OpenStore(ctx, o.Config)
 		if err != nil {
 			return nil, err
 		}

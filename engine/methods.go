@@ -126,7 +126,7 @@ func (i *Instance) Method(ctx context.Context, c MethodCall) MethodOutcome {
 			in, notPlain = nil, "input"
 		}
 		s.journal(session.Entry{Type: session.Method, Owner: c.Owner, Name: c.Method, Value: in, CallID: out.CallID, Auth: c.HostAuthority,
-			Status: out.Status, Result: res, Error: out.Error, Reason: out.Reason, RefusedBy: out.RefusedBy, Revs: first, NotPlain: notPlain, Rev: out.Revision})
+			Status: out.Status, Result: res, Error: out.Error, Code: errCode(out.Err), Reason: out.Reason, RefusedBy: out.RefusedBy, Revs: first, NotPlain: notPlain, Rev: out.Revision})
 	}
 	if s := i.sess.Load(); s != nil && !s.journaling.Load() && s.rp == nil && s.j.Pending() >= maxUnflushed {
 		s.j.WriteBehind() // outside a turn: durable by the next boundary

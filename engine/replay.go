@@ -117,19 +117,19 @@ func (i *Instance) Replay(ctx context.Context) (ReplayResult, error) {
 			}
 		case session.Tool:
 			o := sh.Tool(ctx, ToolCall{Path: en.Path, Args: replayValue(en, "args", en.Value), CallID: en.CallID})
-			got = stepOutcome{Status: o.Status, Reason: o.Reason, RefusedBy: o.RefusedBy, Error: o.Error, Result: o.Result, Diagnostics: o.Diagnostics}
+			got = stepOutcome{Status: o.Status, Reason: o.Reason, RefusedBy: o.RefusedBy, Error: o.Error, Code: errCode(o.Err), Result: o.Result, Diagnostics: o.Diagnostics}
 		case session.Method:
 			if !shs.inTurn { // outside a turn: journaled for recordings, not replayed
 				continue
 			}
 			o := replayMethod(ctx, sh, en)
-			got = stepOutcome{Status: o.Status, Reason: o.Reason, RefusedBy: o.RefusedBy, Error: o.Error, Result: o.Result}
+			got = stepOutcome{Status: o.Status, Reason: o.Reason, RefusedBy: o.RefusedBy, Error: o.Error, Code: errCode(o.Err), Result: o.Result}
 		case session.Command:
 			if !shs.inTurn {
 				continue
 			}
 			o := sh.command(ctx, en.Name, fmt.Sprint(en.Input), en.CallID)
-			got = stepOutcome{Status: o.Status, Error: o.Error}
+			got = stepOutcome{Status: o.Status, Error: o.Error, Code: errCode(o.Err)}
 		}
 		if err != nil {
 			return res, wrapErr(CodeReplay, err, "replay "+i.id)

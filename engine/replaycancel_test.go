@@ -39,7 +39,7 @@ end)`})
 		cctx, cancel := cause()
 		out := i.Tool(cctx, ToolCall{Path: "fs/read", Args: "loop"})
 		cancel()
-		if out.Status != StatusFailed || !hostCancelled(out.Error) {
+		if out.Status != StatusFailed || !hostCancelled(string(CodeOf(out.Err))) {
 			t.Fatalf("the cancelled call: %+v", out)
 		}
 	}
@@ -57,16 +57,39 @@ end)`})
 		t.Fatalf("replay: %d steps, diverged %v", res.Steps, res.Diverged)
 	}
 
-	// the match is for a recorded host cancellation only
-	for _, c := range []struct{ want, got string }{
-		{"g.lua:4: boom", "g.lua:4: cancelled: time budget"},
-		{"g.lua:4: cancelled: time budget", "g.lua:4: boom"},
-		{"g.lua:4: cancelled: context canceled", "g.lua:4: boom"},
+	// the match is for a recorded host cancellation only, told by the
+	// entry's code, never by its text
+	for _, c := range []struct {
+		want, got         Code
+		wantText, gotText string
+		diverges          bool
+	}{
+		{CodeScript, CodeBudget, "g.lua:4: boom", "g.lua:4: cancelled: time budget", true},
+		{CodeBudget, CodeScript, "g.lua:4: cancelled: time budget", "g.lua:4: boom", true},
+		{CodeCancelled, CodeScript, "g.lua:4: cancelled: context canceled", "g.lua:4: boom", true},
+		// a script's own text that reads like a cancellation is not one
+		{CodeScript, CodeBudget, "g.lua:4: cancelled: context canceled", "g.lua:4: cancelled: time budget", true},
+		{CodeCancelled, CodeBudget, "g.lua:4: cancelled: context canceled", "g.lua:4: cancelled: time budget", false},
+		{CodeCancelled, CodeCancelled, "g.lua:4: cancelled: context deadline exceeded", "g.lua:9: cancelled: context canceled", false},
 	} {
-		en := session.Entry{Type: session.Tool, Path: "fs/read", Status: StatusFailed, Error: c.want}
-		d := compareStep(0, en, stepOutcome{Status: StatusFailed, Error: c.got}, nil, nil, nil, false)
-		if len(d) != 1 || !strings.Contains(d[0].String(), "error") {
-			t.Fatalf("recorded %q, replayed %q: %v, want an error divergence", c.want, c.got, d)
+		en := session.Entry{Type: session.Tool, Path: "fs/read", Status: StatusFailed, Error: c.wantText, Code: string(c.want)}
+		d := compareStep(0, en, stepOutcome{Status: StatusFailed, Error: c.gotText, Code: string(c.got)}, nil, nil, nil, false)
+		if diverged := len(d) == 1 && strings.Contains(d[0].String(), "error"); diverged != c.diverges || (!c.diverges && len(d) != 0) {
+			t.Fatalf("recorded %s %q, replayed %s %q: %v, want divergence %v", c.want, c.wantText, c.got, c.gotText, d, c.diverges)
 		}
+	}
+	// the journal keeps the code of each cancelled step
+	entries, err := session.OpenJournal(e.Store(), i.Session(), i.ID()).Entries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, en := range entries {
+		if en.Type == session.Tool && en.Status == StatusFailed {
+			codes = append(codes, en.Code)
+		}
+	}
+	if len(codes) != 2 || codes[0] != string(CodeCancelled) || codes[1] != string(CodeCancelled) {
+		t.Fatalf("the cancelled calls' codes in the journal: %v", codes)
 	}
 }

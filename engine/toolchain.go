@@ -301,7 +301,7 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 	// the journal encodes the values before this returns and keeps none:
 	// the result is converted where not plain, not copied (the arguments
 	// were copied before the core ran: it may change them)
-	q := session.QuickCall{Path: te.path, CallID: callID, Status: out.Status, Error: out.Error, Args: args}
+	q := session.QuickCall{Path: te.path, CallID: callID, Status: out.Status, Error: out.Error, Code: errCode(out.Err), Args: args}
 	if err == nil {
 		q.Result = Plain(res)
 	}
@@ -317,7 +317,7 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 func (i *Instance) argsNotPlain(ss *sessionState, path, callID string, err error, always bool) Outcome {
 	ne := notPlainErr("tool "+path+": the arguments", "args", err.(*session.EncodeError))
 	if always || ss.journaling.Load() {
-		ss.journalBehind(session.Entry{Type: session.Tool, Path: path, CallID: callID, Status: StatusFailed, Error: ne.Message, NotPlain: "args"})
+		ss.journalBehind(session.Entry{Type: session.Tool, Path: path, CallID: callID, Status: StatusFailed, Error: ne.Message, Code: string(CodeNotPlain), NotPlain: "args"})
 	}
 	return Outcome{Status: StatusFailed, Error: ne.Message, Err: ne, CallID: callID}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/hostreads"
-	"github.com/attune-dev/attune/store"
 )
 
 // DefaultTimeout bounds one event: waiting for the session's lock
@@ -81,7 +80,7 @@ type Options struct {
 	// Stderr receives what scripts print and the runtime's warnings.
 	Stderr io.Writer
 	// Store overrides the configured store (tests).
-	Store store.Store
+	Store engine.Store
 	// Trace hears each step of every tool chain (attune explain).
 	Trace engine.Tracer
 	// DryRun answers without leaving anything beside the store: no reach
@@ -280,7 +279,7 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 // caller holds the session's lock and stops the instance.
 func (r *Runtime) dispatch(ctx context.Context, d Dialect, h *config.HookHarness, main string, ev Event) (*engine.Instance, Answer, error) {
 	if ev.Kind == Compact || (ev.Kind == SessionStart && (ev.Source == "clear" || ev.Source == "compact")) {
-		if err := r.e.Store().PutRecord(ctx, "hook", main+"/fresh", []byte("1")); err != nil {
+		if err := r.e.SetFlag(ctx, main, engine.FlagFresh, "1"); err != nil {
 			return nil, Answer{}, err
 		}
 	}
@@ -348,7 +347,7 @@ func (r *Runtime) instance(ctx context.Context, d Dialect, h *config.HookHarness
 		return r.e.Restart(ctx, id)
 	}
 	o := engine.StartOptions{ID: id, Kind: kind, Parent: parent}
-	if _, err := r.e.Store().GetRecord(ctx, "instance", id); errors.Is(err, store.ErrNotFound) {
+	if stored, err := r.e.Stored(ctx, id); err == nil && !stored {
 		o.Bot = bot // a new instance; a stored one keeps its bot and pin
 		if r.cfg.Bots[bot] == nil {
 			names := slices.Sorted(maps.Keys(r.cfg.Bots))
@@ -398,9 +397,9 @@ func placeNow(ctx context.Context, inst *engine.Instance, a *Answer) error {
 // CLI: the stop's reason as the next user message) continues the turn in
 // the round that stop activated.
 func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string, ev Event) (Answer, error) {
-	if rec, err := r.e.Store().GetRecord(ctx, "hook", main+"/continued"); err == nil {
-		_ = r.e.Store().DeleteRecord(ctx, "hook", main+"/continued")
-		want := strings.TrimSpace(string(rec))
+	if rec, ok, err := r.e.Flag(ctx, main, engine.FlagContinued); err == nil && ok {
+		_ = r.e.ClearFlag(ctx, main, engine.FlagContinued)
+		want := strings.TrimSpace(rec)
 		if ts := inst.Turn(); ts.InTurn && ts.InRound && want != "" && strings.Contains(ev.Prompt, want) {
 			return Answer{}, nil
 		}
@@ -410,10 +409,7 @@ func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string
 			return Answer{}, err
 		}
 	}
-	fresh := false
-	if _, err := r.e.Store().GetRecord(ctx, "hook", main+"/fresh"); err == nil {
-		fresh = true
-	}
+	_, fresh, _ := r.e.Flag(ctx, main, engine.FlagFresh)
 	tb, err := inst.BeginTurn(ctx, engine.TurnInput{Input: ev.Prompt, ContextFresh: fresh})
 	if err != nil {
 		return Answer{}, err
@@ -424,7 +420,7 @@ func (r *Runtime) prompt(ctx context.Context, inst *engine.Instance, main string
 		return a, nil
 	}
 	if fresh {
-		_ = r.e.Store().DeleteRecord(ctx, "hook", main+"/fresh")
+		_ = r.e.ClearFlag(ctx, main, engine.FlagFresh)
 	}
 	r.warnFailed(tb)
 	var said string
@@ -697,7 +693,7 @@ func (r *Runtime) stop(ctx context.Context, inst *engine.Instance, main string, 
 					text = activating(end.Notes)
 				}
 				if ev.Kind == Stop {
-					if err := r.e.Store().PutRecord(ctx, "hook", main+"/continued", []byte(text)); err != nil {
+					if err := r.e.SetFlag(ctx, main, engine.FlagContinued, text); err != nil {
 						return Answer{}, err
 					}
 				}

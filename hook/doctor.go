@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/harness"
-	"github.com/attune-dev/attune/store"
 )
 
 // Check is one finding of Doctor: what was checked, whether it holds,
@@ -196,11 +196,7 @@ func doctorCommand(ctx context.Context, o DoctorOptions, dialect, file, command 
 	out = append(out, Check{Name: "config", OK: true, Detail: cfgPath})
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	kind, target, err := config.ParseStore(cfg.Engine.Store, cfg.Dir)
-	var st2 store.Store
-	if err == nil {
-		st2, err = store.Open(sctx, kind, target)
-	}
+	st2, err := engine.OpenStore(sctx, cfg)
 	if err != nil {
 		return append(out, Check{Name: "store", Detail: err.Error(), Fix: "fix engine.store in " + cfgPath})
 	}
@@ -218,7 +214,7 @@ func dryRun(ctx context.Context, cfg *config.Config, dialect string) Check {
 		d = harness.Claude{}
 	}
 	var log bytes.Buffer
-	rt, err := harness.New(ctx, cfg, harness.Options{Stderr: &log, Store: store.NewMemory()})
+	rt, err := harness.New(ctx, cfg, harness.Options{Stderr: &log, Store: engine.NewMemoryStore()})
 	if err != nil {
 		return Check{Name: "dry run", Detail: err.Error(), Fix: "fix the configuration or its programs (attune check " + cfg.File + ")"}
 	}

@@ -23,7 +23,6 @@ import (
 	"github.com/attune-dev/attune/hostreads"
 	wire "github.com/attune-dev/attune/internal/jsonrpc"
 	"github.com/attune-dev/attune/internal/workers"
-	"github.com/attune-dev/attune/store"
 )
 
 // DefaultName names the upstream of `attune mcp -- CMD` when --name is not
@@ -60,7 +59,7 @@ type Options struct {
 	// diagnostics; nil discards them.
 	Stderr io.Writer
 	// Store overrides the configured store.
-	Store store.Store
+	Store engine.Store
 	// ID names the connection's instance; "" is "mcp-" and 16 random hex
 	// digits. An instance is started once: a stored id is refused.
 	ID string

@@ -58,6 +58,10 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 		b = append(b, `,"error":`...)
 		b = appendString(b, e.Error)
 	}
+	if e.Code != "" {
+		b = append(b, `,"code":`...)
+		b = appendString(b, e.Code)
+	}
 	if e.Path != "" {
 		b = rc.path.append(b, `,"path":`, e.Path)
 	}

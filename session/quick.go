@@ -14,6 +14,7 @@ type QuickCall struct {
 	CallID string
 	Status string
 	Error  string // the core's failure ("" when it answered)
+	Code   string // the call's error code (Entry.Code)
 	Args   any    // plain data
 	Result any    // plain data; nil when the core failed
 	Gen    int
@@ -27,7 +28,7 @@ func QuickEntries(q *QuickCall) []Entry {
 	return []Entry{
 		{Type: Floor, Path: q.Path, Value: json.RawMessage(floorPassedJSON), Gen: q.Gen},
 		{Type: Core, Path: q.Path, Value: q.Result, Error: q.Error, Gen: q.Gen},
-		{Type: Tool, Path: q.Path, Value: q.Args, CallID: q.CallID, Status: q.Status, Result: q.Result, Error: q.Error, Gen: q.Gen},
+		{Type: Tool, Path: q.Path, Value: q.Args, CallID: q.CallID, Status: q.Status, Result: q.Result, Error: q.Error, Code: q.Code, Gen: q.Gen},
 	}
 }
 
@@ -100,6 +101,9 @@ func appendQuick(b []byte, q *QuickCall, rc *encCache) ([]byte, [3]int, error) {
 	}
 	if q.Error != "" {
 		b = appendString(append(b, `,"error":`...), q.Error)
+	}
+	if q.Code != "" {
+		b = appendString(append(b, `,"code":`...), q.Code)
 	}
 	if q.Path != "" {
 		b = rc.path.append(b, `,"path":`, q.Path)

@@ -60,9 +60,13 @@ type Entry struct {
 	Output       *string `json:"output,omitempty"`
 	Continue     bool    `json:"continue,omitempty"`
 
-	Key    string `json:"key,omitempty"`
-	Value  any    `json:"value,omitempty"`
-	Error  string `json:"error,omitempty"`
+	Key   string `json:"key,omitempty"`
+	Value any    `json:"value,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Code is the kind of a failed step's Error (the engine's error code:
+	// "cancelled", "budget", "script", ...), kept beside its text so a
+	// replay compares what stopped the step without reading the text.
+	Code   string `json:"code,omitempty"`
 	Path   string `json:"path,omitempty"`
 	CallID string `json:"call_id,omitempty"`
 	Owner  string `json:"owner,omitempty"`

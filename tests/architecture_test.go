@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,4 +92,31 @@ func packagesNamedNowhere(doc string, pkgs []string) []string {
 		}
 	}
 	return out
+}
+
+// The adapters reach the store only through the engine's API
+// (engine.Store, engine.OpenStore, the engine's records): none imports the
+// store package, in any file of any build.
+func TestAdaptersDoNotImportStore(t *testing.T) {
+	const storePkg = "github.com/attune-dev/attune/store"
+	for _, pkg := range []string{"hook", "harness", "mcpproxy", "server"} {
+		files, err := filepath.Glob(filepath.Join("..", pkg, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", pkg, err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, im := range af.Imports {
+				if p := strings.Trim(im.Path.Value, `"`); p == storePkg || strings.HasPrefix(p, storePkg+"/") {
+					t.Errorf("%s imports %s: reach the store through the engine (engine.Store, engine.OpenStore, Engine.Flag)", filepath.ToSlash(f), p)
+				}
+			}
+		}
+	}
 }
