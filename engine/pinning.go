@@ -52,6 +52,15 @@ func (e *Engine) promotePending(ctx context.Context, id string, p *pin.Pin) erro
 	return e.st.DeleteRecord(ctx, pendingKind, id)
 }
 
+// pinHash is the hash of p's blob (regSet.pinBlob), without storing it.
+func pinHash(p *pin.Pin) (string, error) {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return "", err
+	}
+	return store.BlobHash(data), nil
+}
+
 // restorePins sets the registries of an instance whose session was just
 // read from its journal: an open turn runs the pin its turn-begin entry
 // names, and a stored pending pin becomes the pending set again. The caller
@@ -59,7 +68,9 @@ func (e *Engine) promotePending(ctx context.Context, id string, p *pin.Pin) erro
 func (i *Instance) restorePins(ctx context.Context) error {
 	sess := i.sess.Load()
 	if sess.inTurn && sess.turnPin != "" {
-		sha, err := i.cur.Load().pinBlob(ctx)
+		// the hash alone: the pin the turn runs was stored when the turn
+		// began, so bringing the instance back writes nothing
+		sha, err := pinHash(i.cur.Load().pin)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,10 @@ import (
 )
 
 // blobHash is the name of a blob: the lower-case hex sha256 of its bytes.
+// BlobHash is the hash PutBlob returns for data (hex SHA-256), computed
+// without the store.
+func BlobHash(data []byte) string { return blobHash(data) }
+
 func blobHash(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])

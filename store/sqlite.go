@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +23,14 @@ import (
 )
 
 // SQLite is the embedded Store: one SQLite file (with its -wal and -shm
-// companions) in WAL mode; every write flushes the WAL to disk before it
-// returns (R5.10), outside the writer's lock (wal.go).
+// companions, which stay between processes) in WAL mode; every write
+// flushes the WAL to disk before it returns (R5.10), outside the writer's
+// lock (wal.go). Opening an existing store writes and syncs nothing and
+// checks the schema with one read; closing it neither checkpoints nor
+// syncs (sqliteConnector). A durable write costs one fdatasync of the WAL
+// (shared by the writes committed together), and a commit that takes the
+// WAL past its bound copies it into the database file (two more syncs,
+// and one for the WAL's restarted header at the next write).
 //
 // Writes go through a single connection and begin with BEGIN IMMEDIATE: in
 // one process they queue for that connection, and across processes sharing
@@ -44,16 +51,16 @@ type SQLite struct {
 	wc   *sql.Conn // that connection, held while the store is open
 	r    *sql.DB   // read-only connections
 
-	// Prepared on wc: the appends' own transaction (group.go) and what
-	// runs in it.
-	wBegin, wCommit, wRollback *sql.Stmt
-	wLength, wGetCall          *sql.Stmt
+	// Prepared on wc, at first use (lazyStmt): the appends' own
+	// transaction (group.go) and what runs in it.
+	wBegin, wCommit, wRollback lazyStmt
+	wLength, wGetCall          lazyStmt
 	// wEntries[k] inserts 1<<k entries (of any logs) in one statement,
 	// wCalls[k] 1<<k call records.
-	wEntries [insertSizes]*sql.Stmt
-	wCalls   [callSizes]*sql.Stmt
-	// Prepared on r.
-	rRead, rLength, rGetCall, rGetBlob, rGetRecord *sql.Stmt
+	wEntries [insertSizes]lazyStmt
+	wCalls   [callSizes]lazyStmt
+	// Prepared on r, at first use.
+	rRead, rLength, rGetCall, rGetBlob, rGetRecord lazyStmt
 
 	group committer // appends waiting together, committed together
 	wal   walSync   // flushes of the WAL
@@ -83,7 +90,7 @@ const (
 	// lock, and flushes the database file, so every group commit waits
 	// for it; doing it every 8000 pages (a WAL of up to ~32 MiB) stalls
 	// the writers eight times less often.
-	sqliteCheckpointFrames = 8000
+	sqliteCheckpointFrames = 256
 )
 
 var sqliteSchema = []string{
@@ -155,8 +162,17 @@ func openSQLite(ctx context.Context, path string) (*SQLite, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	if err := sqliteCheckFile(path, abs); err != nil {
+	hdr, err := sqliteCheckFile(path, abs)
+	if err != nil {
 		return nil, err
+	}
+	if !hdr.current() {
+		// not (yet) a current attune store in WAL mode: an empty file, a
+		// store made before stores were made in WAL mode, another
+		// program's database (refused), or a schema of another version
+		if err := sqliteInit(ctx, path, abs); err != nil {
+			return nil, err
+		}
 	}
 
 	s := &SQLite{path: path}
@@ -170,40 +186,37 @@ func openSQLite(ctx context.Context, path string) (*SQLite, error) {
 		}
 	}()
 
-	// The writer. journal_mode is not set here: it changes the file, and
-	// the file is not known to be ours until init has looked.
-	s.w, err = sql.Open("sqlite", sqliteDSN(abs, "NORMAL", fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(%d)", sqliteCheckpointFrames)))
-	if err != nil {
-		return nil, s.openError(err)
-	}
+	drv := &sqlite.Driver{}
+	s.w = sql.OpenDB(sqliteConnector{dsn: sqliteDSN(abs, "NORMAL", fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(%d)", sqliteCheckpointFrames)), drv: drv})
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxLifetime(0)
 	s.w.SetConnMaxIdleTime(0)
-	if err := s.init(ctx); err != nil {
+	if s.wc, err = s.w.Conn(ctx); err != nil {
+		return nil, s.openError(err)
+	}
+	// The schema's one check: the header's word, read again through
+	// SQLite (a migration's new header may still be in the WAL).
+	var appID, version int64
+	if err := s.wc.QueryRowContext(ctx, `SELECT application_id, user_version FROM pragma_application_id, pragma_user_version`).Scan(&appID, &version); err != nil {
+		return nil, s.openError(err)
+	}
+	if err := s.schemaError(appID, version); err != nil {
 		return nil, err
 	}
 
-	s.r, err = sql.Open("sqlite", sqliteDSN(abs, "NORMAL", "&_pragma=query_only(1)"))
-	if err != nil {
-		return nil, s.openError(err)
-	}
+	s.r = sql.OpenDB(sqliteConnector{dsn: sqliteDSN(abs, "NORMAL", "&_pragma=query_only(1)"), drv: drv})
 	readers := max(4, runtime.GOMAXPROCS(0))
 	s.r.SetMaxOpenConns(readers + 1) // keep is one of them
 	s.r.SetMaxIdleConns(readers)
 	if s.keep, err = s.r.Conn(ctx); err != nil {
 		return nil, s.openError(err)
 	}
-	var objects int64 // a read: the connection maps the -shm file
-	if err := s.keep.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects); err != nil {
+	var one int64 // a read: the connection maps the -shm file
+	if err := s.keep.QueryRowContext(ctx, `SELECT 1 FROM sqlite_schema LIMIT 1`).Scan(&one); err != nil {
 		return nil, s.openError(err)
 	}
-	if s.wc, err = s.w.Conn(ctx); err != nil {
-		return nil, s.openError(err)
-	}
-	if err := s.prepare(ctx); err != nil {
-		return nil, err
-	}
+	s.prepare()
 	ok = true
 	return s, nil
 }
@@ -218,76 +231,102 @@ func sqliteDSN(abs, sync, extra string) string {
 		fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=synchronous(%s)", sqliteBusyTimeoutMS, sync) + extra
 }
 
+// sqliteHeader is what the first 100 bytes of a SQLite file, its
+// database header, say of it (sqlite.org/fileformat.html).
+type sqliteHeader struct {
+	read    bool   // false for a file just created empty
+	wal     bool   // file format versions 2 (bytes 18 and 19): WAL mode
+	appID   uint32 // PRAGMA application_id (byte 68)
+	version uint32 // PRAGMA user_version (byte 60)
+}
+
+// current: the header is a current attune store's in WAL mode, which
+// opens with one check and nothing written.
+func (h sqliteHeader) current() bool {
+	return h.read && h.wal && h.appID == sqliteApplicationID && h.version == sqliteSchemaVersion
+}
+
 // sqliteCheckFile refuses, before SQLite touches it, a file that exists and
 // does not start as a SQLite database does, and creates a missing file with
-// mode 0600 (SQLite gives its -wal and -shm files the same mode).
+// mode 0600 (SQLite gives its -wal and -shm files the same mode). It
+// returns the file's header.
 //
 // A new store is created whole: its schema is written into a file of
-// another name, which is then linked to the store's name, which fails if
-// the name exists. So processes opening a new store at once never see it
-// empty (each either links its own or opens the one linked first), and an
-// empty file at the name is never one attune left.
-func sqliteCheckFile(path, abs string) error {
+// another name, in WAL mode, which is then linked to the store's name,
+// which fails if the name exists. So processes opening a new store at
+// once never see it empty (each either links its own or opens the one
+// linked first), and an empty file at the name is never one attune left.
+func sqliteCheckFile(path, abs string) (sqliteHeader, error) {
 	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
-		linked, err := sqliteCreate(abs)
-		if err != nil {
-			return err
-		}
-		if linked {
-			return nil
+		if _, err := sqliteCreate(abs); err != nil {
+			return sqliteHeader{}, err
 		}
 	}
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
-		return f.Close() // no links here (sqliteCreate): the old way
+		return sqliteHeader{}, f.Close() // no links here (sqliteCreate): the old way
 	}
 	if !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("store: %w", err)
+		return sqliteHeader{}, fmt.Errorf("store: %w", err)
 	}
 	f, err = os.Open(abs)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return sqliteHeader{}, fmt.Errorf("store: %w", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return sqliteHeader{}, fmt.Errorf("store: %w", err)
 	}
 	if info.IsDir() {
-		return notAttuneStore(path, "a directory")
+		return sqliteHeader{}, notAttuneStore(path, "a directory")
 	}
-	head := make([]byte, len(sqliteMagic))
+	head := make([]byte, 100)
 	n, err := io.ReadFull(f, head)
 	if n == 0 && (err == io.EOF || err == nil) {
 		// attune creates its file above and writes its schema at once: an
 		// empty file it did not just create is someone else's (or a store
 		// whose first open was cut short), never silently a new store.
-		return fmt.Errorf("store: %s is an empty file that attune did not create; remove it to start a new store, or set engine.store to the store you meant", path)
+		return sqliteHeader{}, fmt.Errorf("store: %s is an empty file that attune did not create; remove it to start a new store, or set engine.store to the store you meant", path)
 	}
-	if !bytes.Equal(head[:n], sqliteMagic) {
-		return notAttuneStore(path, "file is not a database")
+	if !bytes.Equal(head[:min(n, len(sqliteMagic))], sqliteMagic) {
+		return sqliteHeader{}, notAttuneStore(path, "file is not a database")
 	}
-	return nil
+	if n < len(head) {
+		return sqliteHeader{}, nil // SQLite's to judge
+	}
+	return sqliteHeader{
+		read:    true,
+		wal:     head[18] == 2 && head[19] == 2,
+		version: binary.BigEndian.Uint32(head[60:]),
+		appID:   binary.BigEndian.Uint32(head[68:]),
+	}, nil
 }
 
-// sqliteCreate writes a new store's schema into a file beside abs and links
-// it to abs: linked is false when abs exists by then (another process made
-// it) or the file system has no links (then the caller creates the file;
-// concurrent first opens are then as safe as that file system allows).
+// sqliteCreate writes a new store's schema into a file beside abs, turns
+// WAL on in it, and links it to abs: linked is false when abs exists by
+// then (another process made it) or the file system has no links (then the
+// caller creates the file; concurrent first opens are then as safe as that
+// file system allows).
 func sqliteCreate(abs string) (linked bool, err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".new-*")
+	dir := filepath.Dir(abs)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(abs)+".new-*")
 	if err != nil {
 		return false, fmt.Errorf("store: %w", err)
 	}
 	name := tmp.Name()
 	tmp.Close()
-	defer os.Remove(name)
+	defer func() {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			os.Remove(name + suffix)
+		}
+	}()
 	db, err := sql.Open("sqlite", sqliteDSN(name, "FULL", ""))
 	if err != nil {
 		return false, fmt.Errorf("store: create %s: %w", abs, err)
 	}
 	err = func() error {
-		defer db.Close()
+		defer db.Close() // the last connection: nothing is left in a WAL
 		tx, err := db.Begin()
 		if err != nil {
 			return err
@@ -296,7 +335,10 @@ func sqliteCreate(abs string) (linked bool, err error) {
 		if err := sqliteSchemaTx(context.Background(), tx); err != nil {
 			return err
 		}
-		return tx.Commit()
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		return sqliteWAL(db)
 	}()
 	if err != nil {
 		return false, fmt.Errorf("store: create %s: %w", abs, err)
@@ -304,7 +346,22 @@ func sqliteCreate(abs string) (linked bool, err error) {
 	// abs exists by now (another process linked first), or the file
 	// system has no links (FAT, some shares): either way the caller opens
 	// or creates abs the old way
-	return os.Link(name, abs) == nil, nil
+	if os.Link(name, abs) != nil {
+		return false, nil
+	}
+	return true, syncDir(dir) // the new name survives power loss
+}
+
+// sqliteWAL turns WAL on (a change of the file's header, made once).
+func sqliteWAL(db *sql.DB) error {
+	var mode string
+	if err := db.QueryRow(`PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+		return err
+	}
+	if mode != "wal" {
+		return fmt.Errorf("cannot use WAL (journal mode is %s)", mode)
+	}
+	return nil
 }
 
 // sqliteSchemaTx writes attune's schema, application id and version.
@@ -335,62 +392,68 @@ func (s *SQLite) openError(err error) error {
 	return fmt.Errorf("store: open %s: %w", s.path, err)
 }
 
-// init checks that the file is empty or an attune store, creates the schema
-// in an empty one, and turns WAL on.
-func (s *SQLite) init(ctx context.Context) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+// sqliteInit brings a file that is not yet a current attune store in WAL
+// mode there, or refuses it: an empty database gets the schema, a store
+// made before stores were made in WAL mode gets WAL turned on, another
+// program's database or another schema version is refused. It runs on a
+// connection of its own with synchronous=FULL (each commit synced by
+// SQLite), closed before the store's own open.
+func sqliteInit(ctx context.Context, path, abs string) error {
+	s := &SQLite{path: path} // for its errors
+	db, err := sql.Open("sqlite", sqliteDSN(abs, "FULL", "&_txlock=immediate"))
+	if err != nil {
+		return s.openError(err)
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.openError(err)
 	}
 	defer tx.Rollback()
 	var appID, version, objects int64
-	if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
-		return s.openError(err)
-	}
-	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT application_id, user_version FROM pragma_application_id, pragma_user_version`).Scan(&appID, &version); err != nil {
 		return s.openError(err)
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&objects); err != nil {
 		return s.openError(err)
 	}
-	switch {
-	case appID == sqliteApplicationID && version == sqliteSchemaVersion:
-		// Ours, current.
-	case appID == sqliteApplicationID && version > sqliteSchemaVersion:
-		return fmt.Errorf("store: %s has schema version %d, newer than this attune reads (%d)", s.path, version, sqliteSchemaVersion)
-	case appID == sqliteApplicationID:
-		return fmt.Errorf("store: %s has schema version %d, which this attune cannot read", s.path, version)
-	case appID == 0 && version == 0 && objects == 0:
+	if appID == 0 && version == 0 && objects == 0 {
 		if err := sqliteSchemaTx(ctx, tx); err != nil {
 			return s.openError(err)
 		}
 		if err := tx.Commit(); err != nil {
 			return s.openError(err)
 		}
-	default:
-		return notAttuneStore(s.path, "the database of another program")
+	} else if err := s.schemaError(appID, version); err != nil {
+		return err
 	}
 	tx.Rollback() // WAL cannot be turned on inside a transaction
-
-	var mode string
-	if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
-		return s.openError(err)
-	}
-	if mode != "wal" {
-		return fmt.Errorf("store: open %s: cannot use WAL (journal mode is %s)", s.path, mode)
-	}
-	if err := s.wal.syncThrough(s.wal.committed.Add(1)); err != nil { // a new schema
-		return s.openError(err)
+	if err := sqliteWAL(db); err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
 	}
 	return nil
 }
 
-func (s *SQLite) prepare(ctx context.Context) error {
+// schemaError is nil for a current attune store's application id and
+// schema version, else the refusal.
+func (s *SQLite) schemaError(appID, version int64) error {
+	switch {
+	case appID == sqliteApplicationID && version == sqliteSchemaVersion:
+		return nil
+	case appID == sqliteApplicationID && version > sqliteSchemaVersion:
+		return fmt.Errorf("store: %s has schema version %d, newer than this attune reads (%d)", s.path, version, sqliteSchemaVersion)
+	case appID == sqliteApplicationID:
+		return fmt.Errorf("store: %s has schema version %d, which this attune cannot read", s.path, version)
+	}
+	return notAttuneStore(s.path, "the database of another program")
+}
+
+// prepare names the statements the store runs; each is prepared at its
+// first use.
+func (s *SQLite) prepare() {
 	for _, p := range []struct {
-		db interface {
-			PrepareContext(context.Context, string) (*sql.Stmt, error)
-		}
-		stmt  **sql.Stmt
+		on    preparer
+		stmt  *lazyStmt
 		query string
 	}{
 		{s.wc, &s.wBegin, `BEGIN IMMEDIATE`},
@@ -404,27 +467,14 @@ func (s *SQLite) prepare(ctx context.Context) error {
 		{s.r, &s.rGetBlob, `SELECT data FROM blobs WHERE sha = ?`},
 		{s.r, &s.rGetRecord, `SELECT value FROM records WHERE kind = ? AND key = ?`},
 	} {
-		stmt, err := p.db.PrepareContext(ctx, p.query)
-		if err != nil {
-			return s.openError(err)
-		}
-		*p.stmt = stmt
+		p.stmt.init(p.on, p.query)
 	}
 	for k := range s.wEntries {
-		stmt, err := s.wc.PrepareContext(ctx, `INSERT INTO logs (log, seq, data) VALUES `+strings.Repeat(", (?, ?, ?)", 1<<k)[2:])
-		if err != nil {
-			return s.openError(err)
-		}
-		s.wEntries[k] = stmt
+		s.wEntries[k].init(s.wc, `INSERT INTO logs (log, seq, data) VALUES `+strings.Repeat(", (?, ?, ?)", 1<<k)[2:])
 	}
 	for k := range s.wCalls {
-		stmt, err := s.wc.PrepareContext(ctx, `INSERT INTO calls (log, id, input, result, revision) VALUES `+strings.Repeat(", (?, ?, ?, ?, ?)", 1<<k)[2:])
-		if err != nil {
-			return s.openError(err)
-		}
-		s.wCalls[k] = stmt
+		s.wCalls[k].init(s.wc, `INSERT INTO calls (log, id, input, result, revision) VALUES `+strings.Repeat(", (?, ?, ?, ?, ?)", 1<<k)[2:])
 	}
-	return nil
 }
 
 // insertSizes and callSizes are how many multi-row inserts are prepared:
@@ -444,7 +494,7 @@ const (
 // insertRows runs the multi-row insert stmts (stmts[k] inserting 1<<k
 // rows of width values each) over args, a whole number of rows, in as few
 // statements as it takes.
-func insertRows(ctx context.Context, stmts []*sql.Stmt, width int, args []any) error {
+func insertRows(ctx context.Context, stmts []lazyStmt, width int, args []any) error {
 	for len(args) > 0 {
 		k := min(bits.Len(uint(len(args)/width))-1, len(stmts)-1) // the largest size that fits
 		chunk := args[:width<<k]
@@ -468,8 +518,19 @@ func (s *SQLite) err(op string, err error) error {
 }
 
 // PutBlob implements Store.
+//
+// A blob the store holds already is not written again, so storing it
+// flushes nothing: only PutBlob writes blobs, and one seen here was
+// flushed before its PutBlob returned, or else that writer stopped between
+// its commit and its flush, and then the blob's frames are in the WAL
+// before anything this store writes next, so the next durable write's
+// flush covers them (or a checkpoint, which syncs the database file, has
+// copied them).
 func (s *SQLite) PutBlob(ctx context.Context, data []byte) (string, error) {
 	sha := blobHash(data)
+	if _, err := s.GetBlob(ctx, sha); err == nil {
+		return sha, nil
+	}
 	err := s.writeTx(ctx, func(tx *sql.Tx) (bool, func(), error) {
 		res, err := tx.ExecContext(ctx, `INSERT INTO blobs (sha, data) VALUES (?, ?) ON CONFLICT (sha) DO NOTHING`, sha, nonNil(data))
 		return wroteRows(res, err, func() { s.cache.setBlobLocked(sha, cached{data: data}) })
@@ -833,20 +894,20 @@ func (s *SQLite) GetCall(ctx context.Context, log, id string) (CallRecord, error
 	return c, nil
 }
 
-// Close implements Store: it closes the readers, then the writer, whose
-// close checkpoints the WAL into the main file.
+// Close implements Store: it closes the readers, then the writer. Nothing
+// is checkpointed, synced or removed (sqliteConnector): the -wal and -shm
+// files stay for the next process.
 func (s *SQLite) Close() error {
 	errs := []error{s.shm.close()} // before any connection closes
-	for _, st := range []*sql.Stmt{s.rRead, s.rLength, s.rGetCall, s.rGetBlob, s.rGetRecord,
-		s.wBegin, s.wCommit, s.wRollback, s.wLength, s.wGetCall} {
-		if st != nil {
-			errs = append(errs, st.Close())
-		}
+	for _, st := range []*lazyStmt{&s.rRead, &s.rLength, &s.rGetCall, &s.rGetBlob, &s.rGetRecord,
+		&s.wBegin, &s.wCommit, &s.wRollback, &s.wLength, &s.wGetCall} {
+		errs = append(errs, st.close())
 	}
-	for _, st := range append(s.wEntries[:], s.wCalls[:]...) {
-		if st != nil {
-			errs = append(errs, st.Close())
-		}
+	for k := range s.wEntries {
+		errs = append(errs, s.wEntries[k].close())
+	}
+	for k := range s.wCalls {
+		errs = append(errs, s.wCalls[k].close())
 	}
 	if s.keep != nil {
 		errs = append(errs, s.keep.Close())

@@ -19,7 +19,7 @@ func TestSQLiteSettings(t *testing.T) {
 		{"journal_mode", "wal"},
 		{"synchronous", "1"}, // NORMAL: each write flushes the WAL itself (wal.go)
 		{"busy_timeout", "30000"},
-		{"wal_autocheckpoint", "8000"},
+		{"wal_autocheckpoint", "256"},
 		{"application_id", strconv.Itoa(sqliteApplicationID)},
 		{"user_version", "1"},
 	} {

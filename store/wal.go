@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -96,10 +95,13 @@ func (w *walSync) flush() error {
 }
 
 // file returns the open WAL, opening it again when the file on disk is no
-// longer the one held (SQLite removes the WAL when its last connection
-// closes and makes a new one later). A WAL opened for the first time has
-// its folder flushed too, so the file's name survives power loss.
-// held is false for a file the caller closes.
+// longer the one held (the store's connections never remove it, see
+// sqliteConnector, but another program's last connection may). Its
+// folder is not flushed here: SQLite flushes the folder of a WAL it
+// opened for creating at that connection's first sync of it, which comes
+// with the WAL header every new or restarted WAL gets before its first
+// frame, inside that first commit. held is false for a file the caller
+// closes.
 func (w *walSync) file() (f *os.File, held bool, err error) {
 	w.fmu.Lock()
 	defer w.fmu.Unlock()
@@ -122,10 +124,6 @@ func (w *walSync) file() (f *os.File, held bool, err error) {
 	}
 	f, err = os.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
-		return nil, false, err
-	}
-	if err := syncDir(filepath.Dir(name)); err != nil {
-		f.Close()
 		return nil, false, err
 	}
 	w.f = f
