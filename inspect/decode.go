@@ -26,7 +26,7 @@ import (
 // again.
 type decoder struct {
 	path, status string
-	floorPassed            any // json.RawMessage(floorPassed)
+	floorPassed  any // json.RawMessage(floorPassed)
 }
 
 func newDecoder() *decoder { return &decoder{floorPassed: json.RawMessage(floorPassed)} }
