@@ -234,26 +234,28 @@ func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
 		}
 		b := builder{t: t, inst: in.ID, notes: map[string]int{}, calls: map[string]int{}}
 		from, count := len(t.Events), 0
-		for after := int64(0); ; {
-			raw, err := st.Read(ctx, log, after, readChunk)
-			if err != nil {
-				return nil, fmt.Errorf("session %s, instance %s: %w", sess, in.ID, err)
+		chunks := readChunks(ctx, st, log)
+		for c := range chunks {
+			if c.err != nil {
+				drain(chunks)
+				return nil, fmt.Errorf("session %s, instance %s: %w", sess, in.ID, c.err)
 			}
+			raw := c.entries
 			buf = buf[:len(raw)]
 			for k := range raw {
-				if err := dc.decode(raw[k].Data, &buf[k]); err != nil {
-					return nil, fmt.Errorf("session %s, instance %s: journal %s entry %d: %w", sess, in.ID, log, raw[k].Seq, err)
+				err := dc.decode(raw[k].Data, &buf[k])
+				if err != nil {
+					err = fmt.Errorf("session %s, instance %s: journal %s entry %d: %w", sess, in.ID, log, raw[k].Seq, err)
+				} else {
+					err = engine.CheckJournalEntry(sess, in.ID, int(raw[k].Seq), &buf[k])
 				}
-				if err := engine.CheckJournalEntry(sess, in.ID, int(raw[k].Seq), &buf[k]); err != nil {
+				if err != nil {
+					drain(chunks)
 					return nil, err
 				}
 			}
 			b.add(buf)
 			count += len(raw)
-			if len(raw) < readChunk {
-				break
-			}
-			after = raw[len(raw)-1].Seq
 		}
 		order(t.Events, from)
 		t.Instances = append(t.Instances, Instance{ID: in.ID, Bot: in.Bot, Kind: in.Kind, Role: in.Role, Parent: in.Parent, Entries: count})
@@ -265,6 +267,45 @@ func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
 
 // readChunk is how many journal entries Load reads at a time.
 const readChunk = 8192
+
+// chunk is one read of a journal.
+type chunk struct {
+	entries []store.Entry
+	err     error
+}
+
+// readChunks reads a journal chunk by chunk on a goroutine of its own,
+// one chunk ahead of the reader: the store reads the next while the
+// timeline is built from the last (on a store such as SQLite, reading is
+// much of the time). The channel closes after the last chunk or an error;
+// a reader that stops early drains it.
+func readChunks(ctx context.Context, st store.Store, log string) <-chan chunk {
+	out := make(chan chunk, 1)
+	go func() {
+		defer close(out)
+		for after := int64(0); ; {
+			raw, err := st.Read(ctx, log, after, readChunk)
+			if err != nil {
+				out <- chunk{err: err}
+				return
+			}
+			if len(raw) > 0 {
+				out <- chunk{entries: raw}
+			}
+			if len(raw) < readChunk {
+				return
+			}
+			after = raw[len(raw)-1].Seq
+		}
+	}()
+	return out
+}
+
+// drain lets a readChunks goroutine end.
+func drain(c <-chan chunk) {
+	for range c {
+	}
+}
 
 // findSession finds the instances of a session id, or the instance of an
 // instance id, and its session.
