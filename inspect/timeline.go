@@ -347,6 +347,24 @@ func (t *Timeline) Page(offset, limit int) *Timeline {
 	return &p
 }
 
+// Slice returns the timeline with the events [offset, offset+limit), or
+// every event from offset when limit <= 0; no bound on limit (the command
+// line's --offset and --limit).
+func (t *Timeline) Slice(offset, limit int) *Timeline {
+	offset = max(0, min(offset, len(t.Events)))
+	end := len(t.Events)
+	if limit > 0 {
+		end = min(offset+limit, end)
+	}
+	p := *t
+	p.Offset, p.Limit = offset, end-offset
+	if limit > 0 {
+		p.Limit = limit
+	}
+	p.Events = t.Events[offset:end]
+	return &p
+}
+
 // All returns the timeline with every event.
 func (t *Timeline) All() *Timeline {
 	p := *t
