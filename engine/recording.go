@@ -141,16 +141,26 @@ var journalTypes = map[string]bool{
 // checkJournal refuses a journal written by a newer engine: a turn stamped
 // with a later version, or an entry type this engine never writes.
 func checkJournal(sess, inst string, entries []session.Entry) error {
-	mine := versionNumber(Version)
-	for k, en := range entries {
-		if en.Engine != "" && versionNumber(en.Engine) > mine {
-			return fmt.Errorf("session %s, instance %s: entry %d: %w (%s; this is %s): use an attune built from that version or later",
-				sess, inst, k+1, ErrNewerJournal, en.Engine, Version)
+	for k := range entries {
+		if err := CheckJournalEntry(sess, inst, k+1, &entries[k]); err != nil {
+			return err
 		}
-		if !journalTypes[en.Type] {
-			return fmt.Errorf("session %s, instance %s: entry %d has type %q, which engine %s does not know: %w; use a newer attune",
-				sess, inst, k+1, en.Type, Version, ErrNewerJournal)
-		}
+	}
+	return nil
+}
+
+// CheckJournalEntry refuses entry n (from 1) of an instance's journal when
+// a newer engine wrote it (a later version stamp, or a type this engine
+// never writes); the error wraps ErrNewerJournal and says what to do. A
+// reader of the journal that decodes it itself checks each entry with it.
+func CheckJournalEntry(sess, inst string, n int, en *session.Entry) error {
+	if en.Engine != "" && versionNumber(en.Engine) > versionNumber(Version) {
+		return fmt.Errorf("session %s, instance %s: entry %d: %w (%s; this is %s): use an attune built from that version or later",
+			sess, inst, n, ErrNewerJournal, en.Engine, Version)
+	}
+	if !journalTypes[en.Type] {
+		return fmt.Errorf("session %s, instance %s: entry %d has type %q, which engine %s does not know: %w; use a newer attune",
+			sess, inst, n, en.Type, Version, ErrNewerJournal)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/attune-dev/attune/config"
@@ -10,28 +11,28 @@ import (
 	"github.com/attune-dev/attune/store"
 )
 
-// A session of 100k tool calls opens (is read back, built and encoded as
-// attune inspect --json prints it) in well under a second.
-func BenchmarkInspectJSON100k(b *testing.B) {
+// bigSession runs a session of calls tool calls (1000 a round, one turn)
+// on a memory store: instance "big".
+func bigSession(tb testing.TB, calls int) store.Store {
+	tb.Helper()
 	ctx := context.Background()
 	st := store.NewMemory()
 	cfg, err := config.Parse("attune.toml", []byte("[bots.main]\nbehaviors = []\nceiling = [\"read\"]\n"))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: st})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer e.Close()
 	e.RegisterTool(engine.HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(_ context.Context, c engine.CoreCall) (any, error) { return "text", nil }})
 	i, err := e.Start(ctx, engine.StartOptions{ID: "big", Bot: "main"})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	const calls = 100_000
 	if _, err := i.BeginTurn(ctx, engine.TurnInput{Input: "go"}); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	for r := 0; r < calls/1000; r++ {
 		i.BeginRound(ctx)
@@ -41,8 +42,17 @@ func BenchmarkInspectJSON100k(b *testing.B) {
 		i.EndRound(ctx, engine.RoundEnd{})
 	}
 	if _, err := i.EndTurn(ctx); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
+	return st
+}
+
+// A session of 100k tool calls opens (is read back, built and encoded as
+// attune inspect --json prints it) in well under a second.
+func BenchmarkInspectJSON100k(b *testing.B) {
+	ctx := context.Background()
+	const calls = 100_000
+	st := bigSession(b, calls)
 	b.ResetTimer()
 	for range b.N {
 		t, err := Load(ctx, st, "big")
@@ -68,6 +78,24 @@ func BenchmarkInspectPage(b *testing.B) {
 	for range b.N {
 		if _, err := t.Page(50_000, DefaultLimit).JSON(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The first page the inspector's page asks of a 100k-call session it has
+// not read yet: the whole journal read and built (for the summary and the
+// total), one page encoded.
+func BenchmarkInspectFirstPage100k(b *testing.B) {
+	st := bigSession(b, 100_000)
+	b.ResetTimer()
+	for range b.N {
+		srv := NewServer(st, "tok", nil)
+		r := httptest.NewRequest("GET", "/tok/api/session?id=big&offset=0&limit=500", nil)
+		r.Host = "127.0.0.1"
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		if w.Code != 200 || w.Body.Len() < 500*100 {
+			b.Fatalf("%d: %.200s", w.Code, w.Body.String())
 		}
 	}
 }

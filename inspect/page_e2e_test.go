@@ -4,6 +4,7 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -61,18 +62,7 @@ func TestInspectorPageInChromium(t *testing.T) {
 	if r, err := http.Get(base + "/assets/app.js"); err != nil || r.StatusCode != http.StatusForbidden {
 		t.Fatalf("without the token: %v %v", r, err)
 	}
-	run := func(args ...string) string {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		profile := t.TempDir()
-		all := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile,
-			"--virtual-time-budget=10000", "--window-size=1280,1400"}, args...)
-		out, err := exec.CommandContext(ctx, bin, append(all, url)...).Output()
-		if err != nil {
-			t.Fatalf("chromium %v: %v", args, err)
-		}
-		return string(out)
-	}
+	run := func(args ...string) string { return runChromium(t, bin, url, args...) }
 	dom := run("--dump-dom")
 	for _, want := range []string{
 		`data-ready="1"`,
@@ -102,4 +92,71 @@ func TestInspectorPageInChromium(t *testing.T) {
 		t.Fatalf("screenshot %s: %v", shot, err)
 	}
 	t.Logf("screenshot: %s", shot)
+}
+
+// runChromium renders url in headless Chromium with args.
+func runChromium(t *testing.T, bin, url string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	profile := t.TempDir()
+	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile,
+		"--virtual-time-budget=10000", "--window-size=1280,1400"}, args...)
+	out, err := exec.CommandContext(ctx, bin, append(all, url)...).Output()
+	if err != nil {
+		t.Fatalf("chromium %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// The page of a session of 100k tool calls shows its first page of events
+// (and only that), and a later page when asked for one (?page=N), with
+// links between pages.
+func TestInspectorPageOfALongSession(t *testing.T) {
+	bin := chromium(t)
+	st := bigSession(t, 100_000)
+	srv := NewServer(st, NewToken(), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv}
+	go hs.Serve(ln)
+	defer hs.Close()
+	base := "http://" + ln.Addr().String() + srv.Path() + "?session=big"
+	// 100k calls, 100 rounds (a start and an end each), a turn's start and end
+	const total, pages = 100_202, 201
+	for _, c := range []struct {
+		page         int
+		want, absent []string
+	}{
+		{1, []string{`data-ready="1"`, `data-seq="0"`, `data-seq="499"`, "page 1 of 201 (events 0–499 of 100202)", `rel="next"`, "calls: 100000"},
+			[]string{`data-seq="500"`, `rel="prev"`}},
+		{150, []string{`data-ready="1"`, `data-seq="74500"`, `data-seq="74999"`, "page 150 of 201 (events 74500–74999 of 100202)", `rel="prev"`, `rel="first"`},
+			[]string{`data-seq="0"`, `data-seq="75000"`, `data-seq="74499"`}},
+		{pages, []string{`data-seq="100201"`, "page 201 of 201 (events 100000–100201 of 100202)"}, []string{`rel="next"`}},
+	} {
+		url := base
+		if c.page > 1 {
+			url += fmt.Sprintf("&page=%d", c.page)
+		}
+		dom := runChromium(t, bin, url, "--dump-dom")
+		for _, w := range c.want {
+			if !strings.Contains(dom, w) {
+				t.Errorf("page %d lacks %q", c.page, w)
+			}
+		}
+		for _, a := range c.absent {
+			if strings.Contains(dom, a) {
+				t.Errorf("page %d holds %q", c.page, a)
+			}
+		}
+		if n := strings.Count(dom, `<li class="ev `); n != min(500, total-(c.page-1)*500) {
+			t.Errorf("page %d shows %d events", c.page, n)
+		}
+		if t.Failed() {
+			os.WriteFile(filepath.Join(artifacts(t), fmt.Sprintf("inspect-long-page%d.html", c.page)), []byte(dom), 0o644)
+			t.FailNow()
+		}
+	}
 }

@@ -150,9 +150,25 @@ type Step struct {
 	Marks   []string `json:"marks,omitempty"`
 	Error   string   `json:"error,omitempty"`
 	Value   any      `json:"value,omitempty"`
+	// Guards are each guard's verdict in pin order (the guards step), as
+	// the journal records them.
+	Guards []GuardVerdict `json:"guards,omitempty"`
 	// Recorded says whether the journal holds this step (false: inferred
-	// from the call's outcome, e.g. guards that let the call through).
+	// from the call's outcome, e.g. guards that let the call through in a
+	// journal written before guards' verdicts were recorded).
 	Recorded bool `json:"recorded"`
+}
+
+// GuardVerdict is what one guard made of a call: where it was registered,
+// its pattern, its verdict (invoke, refuse, retry, error), its reason or
+// error, and the marks the call carried when it returned.
+type GuardVerdict struct {
+	At      string   `json:"at"`
+	Pattern string   `json:"pattern,omitempty"`
+	Verdict string   `json:"verdict"`
+	Reason  string   `json:"reason,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Marks   []string `json:"marks,omitempty"`
 }
 
 // Note is a note and what became of it.
@@ -201,13 +217,120 @@ func Sessions(ctx context.Context, st store.Store) ([]Session, error) {
 }
 
 // Load reads a session (a session id or an instance id) and builds its
-// whole timeline; Page cuts it.
+// whole timeline; Page cuts it. Each journal is read in chunks and decoded
+// with its host values left as the JSON they were journaled as.
 func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
-	rec, err := engine.LoadSession(ctx, st, id)
+	sess, insts, err := findSession(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
-	return Build(rec), nil
+	t := &Timeline{Session: sess, Instances: []Instance{}}
+	buf := make([]session.Entry, 0, readChunk)
+	dc := newDecoder()
+	for _, in := range insts {
+		log := session.LogName(sess, in.ID)
+		if n, err := st.Length(ctx, log); err == nil && len(t.Events) == 0 {
+			t.Events = make([]Event, 0, n/2+16) // most sessions: a call is 2 or 3 entries
+		}
+		b := builder{t: t, inst: in.ID, notes: map[string]int{}, calls: map[string]int{}}
+		from, count := len(t.Events), 0
+		chunks := readChunks(ctx, st, log)
+		for c := range chunks {
+			if c.err != nil {
+				drain(chunks)
+				return nil, fmt.Errorf("session %s, instance %s: %w", sess, in.ID, c.err)
+			}
+			raw := c.entries
+			buf = buf[:len(raw)]
+			for k := range raw {
+				err := dc.decode(raw[k].Data, &buf[k])
+				if err != nil {
+					err = fmt.Errorf("session %s, instance %s: journal %s entry %d: %w", sess, in.ID, log, raw[k].Seq, err)
+				} else {
+					err = engine.CheckJournalEntry(sess, in.ID, int(raw[k].Seq), &buf[k])
+				}
+				if err != nil {
+					drain(chunks)
+					return nil, err
+				}
+			}
+			b.add(buf)
+			count += len(raw)
+		}
+		order(t.Events, from)
+		t.Instances = append(t.Instances, Instance{ID: in.ID, Bot: in.Bot, Kind: in.Kind, Role: in.Role, Parent: in.Parent, Entries: count})
+	}
+	t.Total = len(t.Events)
+	t.Offset, t.Limit = 0, len(t.Events)
+	return t, nil
+}
+
+// readChunk is how many journal entries Load reads at a time.
+const readChunk = 8192
+
+// chunk is one read of a journal.
+type chunk struct {
+	entries []store.Entry
+	err     error
+}
+
+// readChunks reads a journal chunk by chunk on a goroutine of its own,
+// one chunk ahead of the reader: the store reads the next while the
+// timeline is built from the last (on a store such as SQLite, reading is
+// much of the time). The channel closes after the last chunk or an error;
+// a reader that stops early drains it.
+func readChunks(ctx context.Context, st store.Store, log string) <-chan chunk {
+	out := make(chan chunk, 1)
+	go func() {
+		defer close(out)
+		for after := int64(0); ; {
+			raw, err := st.Read(ctx, log, after, readChunk)
+			if err != nil {
+				out <- chunk{err: err}
+				return
+			}
+			if len(raw) > 0 {
+				out <- chunk{entries: raw}
+			}
+			if len(raw) < readChunk {
+				return
+			}
+			after = raw[len(raw)-1].Seq
+		}
+	}()
+	return out
+}
+
+// drain lets a readChunks goroutine end.
+func drain(c <-chan chunk) {
+	for range c {
+	}
+}
+
+// findSession finds the instances of a session id, or the instance of an
+// instance id, and its session.
+func findSession(ctx context.Context, st store.Store, id string) (string, []engine.InstanceInfo, error) {
+	list, err := engine.ListSessions(ctx, st)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, s := range list {
+		if s.Session == id {
+			return s.Session, s.Instances, nil
+		}
+	}
+	for _, s := range list {
+		for _, in := range s.Instances {
+			if in.ID == id {
+				return s.Session, []engine.InstanceInfo{in}, nil
+			}
+		}
+	}
+	// not found: the engine's error says so and lists what the store holds
+	if _, err = engine.LoadSession(ctx, st, id); err == nil {
+		err = fmt.Errorf("session %q: %w", id, engine.ErrNoSession)
+	}
+	return "", nil, err
 }
 
 // Page returns the timeline with only the events [offset, offset+limit);
@@ -221,6 +344,24 @@ func (t *Timeline) Page(offset, limit int) *Timeline {
 	p := *t
 	p.Offset, p.Limit = offset, limit
 	p.Events = t.Events[offset:min(offset+limit, len(t.Events))]
+	return &p
+}
+
+// Slice returns the timeline with the events [offset, offset+limit), or
+// every event from offset when limit <= 0; no bound on limit (the command
+// line's --offset and --limit).
+func (t *Timeline) Slice(offset, limit int) *Timeline {
+	offset = max(0, min(offset, len(t.Events)))
+	end := len(t.Events)
+	if limit > 0 {
+		end = min(offset+limit, end)
+	}
+	p := *t
+	p.Offset, p.Limit = offset, end-offset
+	if limit > 0 {
+		p.Limit = limit
+	}
+	p.Events = t.Events[offset:end]
 	return &p
 }
 
@@ -261,7 +402,7 @@ type builder struct {
 	calls     map[string]int // call id of an open call -> its event
 	turnNotes []int          // notes of the open turn not consumed yet
 	// floor and core entries wait for their call's entry
-	floor, core []session.Entry
+	floor, core []waiting
 	arena       []Step // the chains' steps are cut from it
 }
 
@@ -298,18 +439,18 @@ func (b *builder) push(ev Event) int {
 // from is where this instance's events begin.
 func order(events []Event, from int) {
 	seg := events[from:]
-	out := make([]Event, 0, len(seg))
 	w := 0 // where the window of the next step begins in seg
 	for k := range seg {
 		if !seg[k].step {
 			continue
 		}
-		out = append(out, seg[k])
-		out = append(out, seg[w:k]...)
+		if k > w { // the window is seg[w:k]: the step goes before it
+			ev := seg[k]
+			copy(seg[w+1:k+1], seg[w:k])
+			seg[w] = ev
+		}
 		w = k + 1
 	}
-	out = append(out, seg[w:]...)
-	copy(seg, out)
 	for k := range seg {
 		seg[k].Seq = from + k
 	}
@@ -317,7 +458,8 @@ func order(events []Event, from int) {
 
 func (b *builder) add(entries []session.Entry) {
 	s := &b.t.Summary
-	for _, en := range entries {
+	for k := range entries {
+		en := &entries[k]
 		switch en.Type {
 		case session.TurnBegin:
 			if en.Status == engine.StatusOK {
@@ -378,13 +520,13 @@ func (b *builder) add(entries []session.Entry) {
 				s.Consumed++
 			}
 		case session.Floor:
-			b.floor = append(b.floor, en)
+			b.floor = append(b.floor, waiting{callID: en.CallID, path: en.Path, value: en.Value, err: en.Error})
 		case session.Core:
-			b.core = append(b.core, en)
+			b.core = append(b.core, waiting{callID: en.CallID, path: en.Path, value: en.Value, err: en.Error})
 		case "tool-open":
 			ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, Input: en.Input, Status: engine.StatusPending, Open: true, Key: en.Key}
 			var marks []string
-			if v, ok := en.Value.(map[string]any); ok {
+			if v := asMap(en.Value); v != nil {
 				if ms, ok := v["marks"].([]any); ok {
 					for _, m := range ms {
 						if s, ok := m.(string); ok {
@@ -422,7 +564,7 @@ func (b *builder) add(entries []session.Entry) {
 
 // tool adds a call's outcome: to the call ToolBegin left open under its
 // id, or as a call of its own.
-func (b *builder) tool(en session.Entry) {
+func (b *builder) tool(en *session.Entry) {
 	s := &b.t.Summary
 	switch en.Status {
 	case engine.StatusRefused:
@@ -446,7 +588,7 @@ func (b *builder) tool(en session.Entry) {
 		if n := len(pre); n > 0 && pre[n-1].Step == "core" { // the agent's part: replaced by what it reported
 			pre = pre[:n-1]
 		}
-		ev.Chain = append(pre, b.after(en, marks)...)
+		ev.Chain = b.after(pre, en, marks)
 		return
 	}
 	s.Calls++
@@ -456,22 +598,36 @@ func (b *builder) tool(en session.Entry) {
 	b.push(ev)
 }
 
-// takeFloor returns the floor entry waiting for a call (by call id, or the
-// last of its path when it has none).
-func take(list *[]session.Entry, en session.Entry) *session.Entry {
-	for k := len(*list) - 1; k >= 0; k-- {
-		f := (*list)[k]
-		if (f.CallID != "" && f.CallID == en.CallID) || (f.CallID == "" && f.Path == en.Path) {
-			*list = append((*list)[:k], (*list)[k+1:]...)
-			return &f
+// waiting is a floor's or a core's entry waiting for its call's.
+type waiting struct {
+	callID, path string
+	value        any
+	err          string
+}
+
+func (w *waiting) of(en *session.Entry) bool {
+	return (w.callID != "" && w.callID == en.CallID) || (w.callID == "" && w.path == en.Path)
+}
+
+// take takes the entry waiting for a call (by call id, or the last of its
+// path when it has none).
+func take(list *[]waiting, en *session.Entry) (waiting, bool) {
+	l := *list
+	for k := len(l) - 1; k >= 0; k-- {
+		if l[k].of(en) {
+			w := l[k]
+			copy(l[k:], l[k+1:])
+			l[len(l)-1] = waiting{}
+			*list = l[:len(l)-1]
+			return w, true
 		}
 	}
-	return nil
+	return waiting{}, false
 }
 
 // chain is the way of a call through the chain, as far as the journal
 // says: up to the core of an open call, to the outcome of a finished one.
-func (b *builder) chain(en session.Entry, marks []string, open bool) []Step {
+func (b *builder) chain(en *session.Entry, marks []string, open bool) []Step {
 	by := en.RefusedBy
 	steps := b.steps()
 	if by == engine.ByCeiling {
@@ -487,15 +643,17 @@ func (b *builder) chain(en session.Entry, marks []string, open bool) []Step {
 		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Recorded: true}, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
 		return steps
 	}
-	if en.Status == engine.StatusFailed && b.peekFloor(en) == nil && len(b.core) == 0 {
+	if en.Status == engine.StatusFailed && !b.waitingFloor(en) && len(b.core) == 0 {
 		// failed before the floor: a guard or hook threw, or the arguments could not be recorded
 		return append(steps, Step{Step: "guards", Verdict: "error", Error: en.Error, Recorded: true},
 			Step{Step: "outcome", Verdict: en.Status, Error: en.Error, Recorded: true})
 	}
 	steps = append(steps, Step{Step: "guards", Verdict: "pass"})
-	if f := take(&b.floor, en); f != nil {
+	if f, ok := take(&b.floor, en); ok {
 		st := Step{Step: "floor", Verdict: "pass", Marks: marks, Recorded: true}
-		if v, ok := f.Value.(map[string]any); ok {
+		if r, ok := f.value.(json.RawMessage); ok && string(r) == floorPassed {
+			// the verdict of nearly every call: nothing to decode
+		} else if v := asMap(f.value); v != nil {
 			if r, _ := v["refused"].(bool); r {
 				st.Verdict = "refuse"
 			}
@@ -511,25 +669,24 @@ func (b *builder) chain(en session.Entry, marks []string, open bool) []Step {
 	if open {
 		return append(steps, Step{Step: "core", Verdict: engine.StatusPending, Reason: "the agent runs the tool", Recorded: true})
 	}
-	return append(steps, b.after(en, marks)...)
+	return b.after(steps, en, marks)
 }
 
-func (b *builder) peekFloor(en session.Entry) *session.Entry {
-	for _, f := range b.floor {
-		if (f.CallID != "" && f.CallID == en.CallID) || (f.CallID == "" && f.Path == en.Path) {
-			return &f
+func (b *builder) waitingFloor(en *session.Entry) bool {
+	for k := range b.floor {
+		if b.floor[k].of(en) {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
-// after is the core, the :post hooks and the outcome of a call.
-func (b *builder) after(en session.Entry, marks []string) []Step {
-	steps := b.steps()
-	if c := take(&b.core, en); c != nil {
-		st := Step{Step: "core", Verdict: engine.StatusOK, Value: c.Value, Recorded: true}
-		if c.Error != "" {
-			st.Verdict, st.Error, st.Value = engine.StatusFailed, c.Error, nil
+// after appends the core, the :post hooks and the outcome of a call.
+func (b *builder) after(steps []Step, en *session.Entry, marks []string) []Step {
+	if c, ok := take(&b.core, en); ok {
+		st := Step{Step: "core", Verdict: engine.StatusOK, Value: c.value, Recorded: true}
+		if c.err != "" {
+			st.Verdict, st.Error, st.Value = engine.StatusFailed, c.err, nil
 		}
 		steps = append(steps, st)
 	} else if en.Status != engine.StatusRefused {
@@ -542,8 +699,27 @@ func (b *builder) after(en session.Entry, marks []string) []Step {
 	return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Error: en.Error, Recorded: true})
 }
 
-// JSON is t encoded for `attune inspect --json` (as json.Marshal encodes
-// it, the events on several goroutines when there are many).
+// floorPassed is the journaled verdict of a floor that let a call through.
+const floorPassed = `{"reason":"","refused":false}`
+
+// asMap is a journaled object as a map: as it is, or decoded from its JSON
+// (nil for anything else).
+func asMap(v any) map[string]any {
+	switch x := v.(type) {
+	case map[string]any:
+		return x
+	case json.RawMessage:
+		var m map[string]any
+		if json.Unmarshal(x, &m) == nil {
+			return m
+		}
+	}
+	return nil
+}
+
+// JSON is t encoded for `attune inspect --json`: as json.Marshal encodes
+// it, the events by appendEvent, on several goroutines when there are
+// many.
 func (t *Timeline) JSON() ([]byte, error) {
 	head := *t
 	head.Events = nil
@@ -561,34 +737,34 @@ func (t *Timeline) JSON() ([]byte, error) {
 		n = 1
 	}
 	parts := make([][]byte, n)
-	errs := make([]error, n)
 	step := (len(t.Events) + n - 1) / max(n, 1)
+	each := 256 // bytes an event takes, as the first events say
+	if m := min(len(t.Events), 64); m > 0 {
+		var sample []byte
+		for k := range m {
+			sample = appendEvent(sample, &t.Events[k])
+		}
+		each = len(sample)/m + 64
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < n; w++ {
 		from, to := min(w*step, len(t.Events)), min((w+1)*step, len(t.Events))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
+			b := make([]byte, 0, (to-from)*each)
 			for k := from; k < to; k++ {
 				if k > from {
-					b.WriteByte(',')
+					b = append(b, ',')
 				}
-				if errs[w] = enc.Encode(&t.Events[k]); errs[w] != nil {
-					return
-				}
-				b.Truncate(b.Len() - 1) // Encode's newline
+				b = appendEvent(b, &t.Events[k])
 			}
-			parts[w] = b.Bytes()
+			parts[w] = b
 		}()
 	}
 	wg.Wait()
 	size := len(h)
 	for w := range parts {
-		if errs[w] != nil {
-			return nil, errs[w]
-		}
 		size += len(parts[w]) + 1
 	}
 	out := make([]byte, 0, size+2)

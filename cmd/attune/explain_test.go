@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -135,5 +136,55 @@ func TestHookLogFile(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "attune: ") || !strings.Contains(errb.String(), "[warn] turn begins") {
 		t.Fatalf("stderr with ATTUNE_DEBUG=1:\n%s", errb.String())
+	}
+}
+
+// inspect --json SESSION prints the whole timeline; --offset/--limit and
+// --page N cut it; bad combinations are named.
+func TestInspectCmdPages(t *testing.T) {
+	cfg := explainProject(t)
+	for _, ev := range []string{
+		`{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}`,
+		`{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/.env"},"tool_use_id":"tu1"}`,
+		`{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/a.txt"},"tool_use_id":"tu2"}`,
+	} {
+		var out, errb bytes.Buffer
+		if code := hookMain([]string{"claude", "--config", cfg}, strings.NewReader(ev), &out, &errb); code != 0 {
+			t.Fatalf("hook: %d %s", code, errb.String())
+		}
+	}
+	type page struct {
+		Total, Offset, Limit int
+		Events               []struct{ Seq int }
+	}
+	get := func(args ...string) page {
+		t.Helper()
+		code, js, errOut := run(append([]string{"inspect", "--json", "--config", cfg}, args...)...)
+		var p page
+		if code != 0 || json.Unmarshal([]byte(js), &p) != nil {
+			t.Fatalf("%v: exit %d: %s\n%s", args, code, errOut, js)
+		}
+		return p
+	}
+	all := get("claude/s1")
+	if all.Total < 4 || len(all.Events) != all.Total || all.Offset != 0 || all.Limit != all.Total {
+		t.Fatalf("whole session: %+v", all)
+	}
+	if p := get("--offset", "1", "claude/s1"); len(p.Events) != all.Total-1 || p.Events[0].Seq != 1 {
+		t.Fatalf("--offset 1: %+v", p)
+	}
+	if p := get("--offset", "1", "--limit", "2", "claude/s1"); len(p.Events) != 2 || p.Events[0].Seq != 1 || p.Limit != 2 {
+		t.Fatalf("--offset 1 --limit 2: %+v", p)
+	}
+	if p := get("--page", "2", "--limit", "2", "claude/s1"); len(p.Events) != min(2, all.Total-2) || p.Events[0].Seq != 2 || p.Offset != 2 {
+		t.Fatalf("--page 2 --limit 2: %+v", p)
+	}
+	if p := get("--page", "1", "claude/s1"); len(p.Events) != all.Total || p.Limit != 500 {
+		t.Fatalf("--page 1: %+v", p)
+	}
+	for _, bad := range [][]string{{"--page", "2", "--offset", "1", "claude/s1"}, {"--page", "-1", "claude/s1"}, {"--page", "1"}} {
+		if code, _, errOut := run(append([]string{"inspect", "--json", "--config", cfg}, bad...)...); code != 2 || !strings.Contains(errOut, "--") {
+			t.Errorf("%v: exit %d: %s", bad, code, errOut)
+		}
 	}
 }

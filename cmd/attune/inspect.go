@@ -30,11 +30,12 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	cfgFlag := fs.String("config", "", "the configuration whose store holds the sessions (default: found as attune hook finds it)")
 	listen := fs.String("listen", "127.0.0.1:0", "the loopback address to serve the page on (port 0: any free port)")
 	asJSON := fs.Bool("json", false, "print the session's timeline (or, without SESSION, the sessions) as JSON and exit")
-	offset := fs.Int("offset", 0, "with --json: the first event to print")
-	limit := fs.Int("limit", 0, "with --json: how many events to print (0: all)")
+	offset := fs.Int("offset", 0, "with --json SESSION: the first event to print (from 0)")
+	limit := fs.Int("limit", 0, "with --json SESSION: how many events to print (0: all from --offset; with --page: 500)")
+	page := fs.Int("page", 0, "with --json SESSION: print page N (from 1) of --limit events")
 	replay := fs.Bool("replay", false, "with --json SESSION: also replay the session against its pin on a scratch copy of the store and report the first divergence")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: attune inspect [--config FILE] [--listen 127.0.0.1:PORT] [SESSION]\n       attune inspect --json [--config FILE] [--offset N] [--limit N] [SESSION]\n\nShows the store's sessions and, for one session, its timeline: on a local page, or as JSON.")
+		fmt.Fprintln(stderr, "usage: attune inspect [--config FILE] [--listen 127.0.0.1:PORT] [SESSION]\n       attune inspect --json [--config FILE] [--offset N | --page N] [--limit N] [SESSION]\n\nShows the store's sessions and, for one session, its timeline: on a local page, or as JSON.")
 		fs.PrintDefaults()
 	}
 	ids, code, ok := parseInterleaved(fs, args)
@@ -43,6 +44,17 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(ids) > 1 {
 		fmt.Fprintf(stderr, "attune inspect: one SESSION, got %d: %s\n", len(ids), quoted(ids))
+		return 2
+	}
+	switch {
+	case *offset < 0 || *limit < 0 || *page < 0:
+		fmt.Fprintln(stderr, "attune inspect: --offset, --limit and --page take a number of at least 0")
+		return 2
+	case *page > 0 && *offset > 0:
+		fmt.Fprintln(stderr, "attune inspect: --page N is the events from (N-1)*limit on; give --page or --offset, not both")
+		return 2
+	case (*page > 0 || *offset > 0 || *limit > 0) && (!*asJSON || len(ids) == 0):
+		fmt.Fprintln(stderr, "attune inspect: --offset, --limit and --page cut the timeline of --json SESSION")
 		return 2
 	}
 	if !*asJSON {
@@ -80,8 +92,14 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 					return 1
 				}
 			}
-			if *limit > 0 || *offset > 0 {
-				t = t.Page(*offset, *limit)
+			if *page > 0 {
+				n := *limit
+				if n == 0 {
+					n = inspect.DefaultLimit
+				}
+				t = t.Slice((*page-1)*n, n)
+			} else if *limit > 0 || *offset > 0 {
+				t = t.Slice(*offset, *limit)
 			}
 			// one line, built on every core: a long session is read by
 			// scripts (jq), not by eye

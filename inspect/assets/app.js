@@ -23,9 +23,21 @@ async function showList() {
   main.replaceChildren(el("h2", {}, "Sessions"), sessionList(sessions));
 }
 
-async function showSession(id) {
+// pager links to the pages of a long session: ?session=ID&page=N (from 1).
+function pager(id, page, pages, first) {
+  const link = (text, n, rel) => n >= 1 && n <= pages && n !== page
+    ? el("a", { href: "?session=" + encodeURIComponent(id) + "&page=" + n, class: "page-link", rel }, text)
+    : el("span", { class: "muted" }, text);
+  const from = first.offset, to = first.offset + first.events.length;
+  return el("nav", { class: "pager", id: "pager" }, link("« first", 1, "first"), link("‹ previous", page - 1, "prev"),
+    el("span", { id: "page-of" }, "page " + page + " of " + pages + " (events " + (to > from ? from + "–" + (to - 1) : "none") + " of " + first.total + ")"),
+    link("next ›", page + 1, "next"), link("last »", pages, "last"));
+}
+
+async function showSession(id, page) {
   crumb.textContent = "session " + id;
-  const first = await get("api/session?id=" + encodeURIComponent(id) + "&offset=0&limit=" + PAGE);
+  const first = await get("api/session?id=" + encodeURIComponent(id) + "&offset=" + (page - 1) * PAGE + "&limit=" + PAGE);
+  const pages = Math.max(1, Math.ceil(first.total / PAGE));
   const list = el("ol", { class: "timeline", id: "timeline" });
   const more = el("button", { id: "more" }, "");
   const filter = el("select", { id: "filter" }, ...["all", "calls", "refused", "notes", "traces"].map((v) => el("option", { value: v }, v)));
@@ -42,7 +54,8 @@ async function showSession(id) {
         : "the replay reproduced the session (" + r.instances.map((i) => i.id + ": " + i.steps + " steps").join(", ") + ")";
     } catch (e) { replayOut.className = "err"; replayOut.textContent = String(e.message || e); }
   });
-  main.replaceChildren(title, insts, summary(first), el("div", { class: "filters" }, el("label", {}, "show ", filter), replayBtn), replayOut, list, more);
+  main.replaceChildren(title, insts, summary(first), el("div", { class: "filters" }, el("label", {}, "show ", filter), replayBtn), replayOut,
+    pager(id, page, pages, first), list, more);
   let loaded = 0;
   const append = (page) => {
     const frag = document.createDocumentFragment();
@@ -70,5 +83,7 @@ async function showSession(id) {
   document.body.dataset.ready = "1";
 }
 
-const id = new URLSearchParams(location.search).get("session");
-(id ? showSession(id) : showList()).then(() => { document.body.dataset.ready = "1"; }, fail);
+const params = new URLSearchParams(location.search);
+const id = params.get("session");
+const page = Math.max(1, parseInt(params.get("page") || "1", 10) || 1);
+(id ? showSession(id, page) : showList()).then(() => { document.body.dataset.ready = "1"; }, fail);
