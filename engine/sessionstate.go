@@ -35,11 +35,11 @@ type sessionState struct {
 	turnPin   string // the pin blob the open turn runs (its turn-begin entry's)
 	traces    int    // trace lines journaled in the open turn (trace.go)
 
-	journaling atomic.Bool          // a turn is open: tool calls are journaled
-	begun      atomic.Bool          // the journal has an entry
-	rp         *replayer            // set while replaying: the host is answered from the journal
-	halt       atomic.Pointer[Halt] // a halt not yet reported by a step (halt.go)
-	user       []session.Note       // notes for the user, not yet taken (TakeUserNotes; mu)
+	journaling atomic.Bool              // a turn is open: tool calls are journaled
+	begun      atomic.Bool              // the journal has an entry
+	rp         *replayer                // set while replaying: the host is answered from the journal
+	halt       atomic.Pointer[Halt]     // a halt not yet reported by a step (halt.go)
+	user       []session.Note           // notes for the user, not yet taken (TakeUserNotes; mu)
 	fold       atomic.Pointer[turnFold] // what the journal comes to, as it is stored (sessionsnapshot.go)
 }
 
