@@ -127,18 +127,19 @@ type Engine struct {
 	read  ReadFunc
 	floor FloorFunc
 	// markFloor: the floor is the default one, which refuses only marks.
-	markFloor bool
-	log       *slog.Logger
-	budget    time.Duration
-	obs       Observer
-	hostWait  time.Duration // host_timeout
-	epoch     time.Time     // host callback deadlines are read as time since (lazyctx.go)
-	onNote    func(string, Note)
-	tracer    Tracer            // Options.Trace
-	onPrint   func(Printed)     // Options.Print
-	jdelay    time.Duration     // Options.JournalDelay
-	lib       *luabind.Library  // the forms, invoke and the host's libraries
-	watchdog  *luabind.Watchdog // engine.memory_limit; nil when off
+	markFloor  bool
+	log        *slog.Logger
+	budget     time.Duration
+	obs        Observer
+	hostWait   time.Duration // host_timeout
+	epoch      time.Time     // host callback deadlines are read as time since (lazyctx.go)
+	onNote     func(string, Note)
+	tracer     Tracer            // Options.Trace
+	onPrint    func(Printed)     // Options.Print
+	jdelay     time.Duration     // Options.JournalDelay
+	stateEvery int               // entries between stored session states; 0: stateEvery (sessionsnapshot.go)
+	lib        *luabind.Library  // the forms, invoke and the host's libraries
+	watchdog   *luabind.Watchdog // engine.memory_limit; nil when off
 
 	protoMu sync.Mutex
 	protos  map[string]*protoEntry

@@ -217,15 +217,9 @@ func findOpen(ctx context.Context, ss *sessionState, key string) (*session.Entry
 	if key == "" {
 		return nil, nil
 	}
-	open, err := ss.openCalls(ctx) // from the session's snapshot on: sessionsnapshot.go
+	f, err := ss.current(ctx) // the journal's fold: sessionsnapshot.go
 	if err != nil {
 		return nil, err
 	}
-	for k := len(open) - 1; k >= 0; k-- {
-		if open[k].Key == key {
-			en := open[k]
-			return &en, nil
-		}
-	}
-	return nil, nil
+	return f.lastOpen(key)
 }

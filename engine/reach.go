@@ -66,13 +66,11 @@ func (i *Instance) Reach(ctx context.Context) (Reach, bool) {
 	ss.mu.Lock()
 	r.InTurn, r.InRound = ss.inTurn, ss.inRound
 	ss.mu.Unlock()
-	open, err := ss.openCalls(ctx)
+	f, err := ss.current(ctx)
 	if err != nil {
 		return Reach{}, false
 	}
-	for _, en := range open {
-		r.Open = append(r.Open, en.Key)
-	}
+	r.Open = append(r.Open, f.openKeys()...)
 	return r, true
 }
 

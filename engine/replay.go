@@ -227,11 +227,17 @@ func (i *Instance) Rollback(ctx context.Context, toTurn int) error {
 			gen = en.Gen
 		}
 	}
-	if err := i.sess.Load().j.Truncate(ctx, cut); err != nil {
+	// the stored state goes before the entries it covers: a process killed
+	// in between leaves a journal read from its start (sessionsnapshot.go)
+	j := i.sess.Load().j
+	if err := j.Untrack(ctx); err != nil {
 		return err
 	}
 	if err := i.e.st.DeleteRecord(ctx, sessionSnapshotKind, session.LogName(i.rec.Session, i.id)); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err // a snapshot past the cut (sessionsnapshot.go)
+		return err
+	}
+	if err := j.Truncate(ctx, cut); err != nil {
+		return err
 	}
 	// The next boundaries get call ids of a new generation, so they never
 	// collide with the rolled-back ones' recorded results.

@@ -35,58 +35,21 @@ type sessionState struct {
 	turnPin   string // the pin blob the open turn runs (its turn-begin entry's)
 	traces    int    // trace lines journaled in the open turn (trace.go)
 
-	journaling atomic.Bool          // a turn is open: tool calls are journaled
-	begun      atomic.Bool          // the journal has an entry
-	rp         *replayer            // set while replaying: the host is answered from the journal
-	halt       atomic.Pointer[Halt] // a halt not yet reported by a step (halt.go)
-	user       []session.Note       // notes for the user, not yet taken (TakeUserNotes; mu)
-	from       sessionBase          // where the state was read from (sessionsnapshot.go)
+	journaling atomic.Bool              // a turn is open: tool calls are journaled
+	begun      atomic.Bool              // the journal has an entry
+	rp         *replayer                // set while replaying: the host is answered from the journal
+	halt       atomic.Pointer[Halt]     // a halt not yet reported by a step (halt.go)
+	user       []session.Note           // notes for the user, not yet taken (TakeUserNotes; mu)
+	fold       atomic.Pointer[turnFold] // what the journal comes to, as it is stored (sessionsnapshot.go)
 }
 
 func (e *Engine) openSession(ctx context.Context, i *Instance) (*sessionState, error) {
 	s := &sessionState{i: i, j: session.OpenJournal(e.st, i.rec.Session, i.id), book: session.NewBook(noteSpace(i))}
 	s.j.SetBehindDelay(e.jdelay)
-	if err := s.load(ctx); err != nil { // from the last snapshot: sessionsnapshot.go
+	if err := s.load(ctx); err != nil { // from the stored state: sessionsnapshot.go
 		return nil, err
 	}
 	return s, nil
-}
-
-// adopt restores counters, the open turn and round, notes and their
-// consumption from journal entries; it runs nothing (R3.11).
-func (s *sessionState) adopt(entries []session.Entry) {
-	for _, en := range entries {
-		switch en.Type {
-		case session.TurnBegin:
-			if en.Status == StatusOK {
-				s.turnPin = en.Pin
-				s.turn, s.round, s.inTurn, s.inRound = en.Turn, 0, true, false
-				s.input, s.fresh = en.Input, en.ContextFresh
-				s.activated = false
-			}
-		case session.RoundBegin:
-			if en.Status == StatusOK {
-				s.round, s.inRound = en.Round, true
-			}
-		case session.RoundEnd:
-			s.inRound = false
-			s.activated = en.Continue && !en.HostContinue
-		case session.TurnEnd:
-			s.inTurn, s.inRound = false, false
-			s.book.Seal()
-		case session.Emit:
-			if en.Note != nil && en.Note.Kind != session.User {
-				s.book.Adopt(*en.Note)
-			}
-		case session.Consume:
-			s.book.MarkConsumed(en.ID)
-		}
-		if en.Gen > s.gen {
-			s.gen = en.Gen
-		}
-	}
-	s.journaling.Store(s.inTurn)
-	s.begun.Store(len(entries) > 0)
 }
 
 // quiet reports that nothing needs recording: no turn is open and no

@@ -49,6 +49,12 @@ func (j *Journal) AddQuickBehind(q *QuickCall) error {
 	}
 	j.pend = b
 	j.ends = append(j.ends, ends[0], ends[1], ends[2])
+	if j.track != nil {
+		j.facts = append(j.facts,
+			j.fact(&Entry{Type: Floor, Gen: q.Gen}, b[n:ends[0]]),
+			j.fact(&Entry{Type: Core, Gen: q.Gen}, b[ends[0]:ends[1]]),
+			j.fact(&Entry{Type: Tool, Status: q.Status, CallID: q.CallID, Gen: q.Gen}, b[ends[1]:ends[2]]))
+	}
 	j.behindLocked()
 	return nil
 }

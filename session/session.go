@@ -138,6 +138,10 @@ type Journal struct {
 	draining bool          // a background write is running or about to
 	unsynced bool          // a background write appended lazily (store.Lazy) since the last Flush
 	head     int64         // the stored length as last read or written (tail.go)
+	track    Tracker       // follows the entries as they are stored (track.go)
+	tracked  int64         // the last seq given to track
+	facts    []Fact        // what track gets of each waiting entry, as ends
+	spareFct []Fact        // facts of the last write, reused
 	delay    time.Duration // how long a background write waits to start (SetBehindDelay)
 
 	wmu  sync.Mutex // held while entries are written: writes never interleave
@@ -183,6 +187,9 @@ func (j *Journal) addLocked(e *Entry) error {
 	}
 	j.pend = b
 	j.ends = append(j.ends, len(b))
+	if j.track != nil {
+		j.facts = append(j.facts, j.fact(e, b[n:]))
+	}
 	return nil
 }
 
@@ -313,27 +320,43 @@ func (j *Journal) Flush(ctx context.Context) error {
 // background) does not wait for the disk when the store can do that.
 func (j *Journal) writeLocked(ctx context.Context, lazy bool) error {
 	j.mu.Lock()
-	pend, ends := j.pend, j.ends
+	pend, ends, facts := j.pend, j.ends, j.facts
 	if len(ends) == 0 {
 		j.mu.Unlock()
 		return nil
 	}
-	j.pend, j.ends = j.spare[:0], j.spareEnd[:0]
-	j.spare, j.spareEnd = nil, nil
+	j.pend, j.ends, j.facts = j.spare[:0], j.spareEnd[:0], j.spareFct[:0]
+	j.spare, j.spareEnd, j.spareFct = nil, nil, nil
 	j.mu.Unlock()
 	n, err := j.write(ctx, pend, ends, lazy)
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	if err != nil { // back in front, after the entries of pend
+		j.mu.Lock()
+		defer j.mu.Unlock()
 		for _, e := range j.ends {
 			ends = append(ends, len(pend)+e)
 		}
 		j.pend, j.ends = append(pend, j.pend...), ends
+		if j.track != nil {
+			j.facts = append(facts, j.facts...)
+		}
 		return err
 	}
+	if len(facts) == len(ends) {
+		last := 0
+		if len(ends) > 1 {
+			last = ends[len(ends)-2]
+		}
+		j.trackWrite(ctx, n, facts, pend[last:ends[len(ends)-1]])
+	} else if len(facts) > 0 || j.Tracking() {
+		j.untrack()
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	j.head = n
 	if cap(pend) <= maxReuse {
 		j.spare, j.spareEnd = pend[:0], ends[:0]
+		clear(facts)
+		j.spareFct = facts[:0]
 	}
 	return nil
 }
@@ -377,6 +400,9 @@ func (j *Journal) Truncate(ctx context.Context, n int) error {
 	if err := j.Flush(ctx); err != nil {
 		return err
 	}
+	j.wmu.Lock()
+	j.untrack() // the tracker's state is past the cut
+	j.wmu.Unlock()
 	if err := j.st.Truncate(ctx, j.log, int64(n)); err != nil {
 		return err
 	}

@@ -63,30 +63,41 @@ func (j *Journal) Moved(ctx context.Context) (bool, error) {
 	return n != j.Head(), nil
 }
 
-// BookState is what a notebook keeps of sealed notes: their count and
-// which existed and were placed. With no note live (after a turn end) it
-// is the whole notebook.
+// BookState is the whole of a notebook: the count of ids given, which
+// sealed notes existed and were placed (two bits a note), and the notes
+// not sealed yet (those of the open turn), each placed or not.
 type BookState struct {
 	Seq     int      `json:"seq"`
 	Existed []uint64 `json:"existed,omitempty"`
 	Placed  []uint64 `json:"placed,omitempty"`
+	Live    []Note   `json:"live,omitempty"`
 }
 
-// State returns the notebook's sealed state (meaningful when Seal has just
-// run: live notes are not in it).
+// State returns the notebook's state.
 func (b *Book) State() BookState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return BookState{Seq: b.seq, Existed: append([]uint64(nil), b.existed...), Placed: append([]uint64(nil), b.placed...)}
+	st := BookState{Seq: b.seq, Existed: append([]uint64(nil), b.existed...), Placed: append([]uint64(nil), b.placed...)}
+	if len(b.live) > 0 {
+		st.Live = make([]Note, len(b.live))
+		for k, n := range b.live {
+			st.Live[k] = *n
+		}
+	}
+	return st
 }
 
-// Restore makes an empty notebook the sealed notebook st describes.
+// Restore makes an empty notebook the notebook st describes: the live
+// notes not placed (nor expired) wait to be placed, in their order.
 func (b *Book) Restore(st BookState) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq = st.Seq
 	b.existed = append(bitset(nil), st.Existed...)
 	b.placed = append(bitset(nil), st.Placed...)
+	for _, n := range st.Live {
+		b.add(n)
+	}
 }
 
 // parallelDecode is the journal length from which entries are decoded on
