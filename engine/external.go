@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	lua "github.com/attune-dev/attune/internal/lua"
-
 	"github.com/attune-dev/attune/session"
 )
 
@@ -51,17 +49,33 @@ type Opened struct {
 	Marks []string
 }
 
-// external is the chain's side of a call whose core runs outside.
+// external is the core of a call the harness runs (ToolBegin, a
+// coreStep of the chain): it stops the chain at the core, keeping what
+// reached it.
 type external struct {
 	args  any
 	marks []string
 }
 
-// reach stops the chain at the core, keeping what reached it.
-func (x *external) reach(c *chain, args any) Outcome {
+func (x *external) runCore(c *chain, args any) Outcome {
 	x.args = CopyPlain(args)
 	x.marks = append([]string(nil), c.marks...)
 	return Outcome{Status: StatusPending}
+}
+
+// harnessCore is the core of a call the harness ran (ToolEnd, a coreStep
+// of the chain): its outcome is the harness's, result or failure.
+type harnessCore struct {
+	result  any
+	failure string
+	err     error // the failure's error, when the engine knows more than its text
+}
+
+func (h *harnessCore) runCore(_ *chain, _ any) Outcome {
+	if h.failure == "" {
+		return Outcome{Status: StatusOK, Result: h.result}
+	}
+	return Outcome{Status: StatusFailed, Error: h.failure, Err: h.err}
 }
 
 type openValue struct {
@@ -91,7 +105,7 @@ func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened
 		return Opened{Outcome: out}
 	}
 	x := &external{}
-	out := i.runChainExt(ctx, set, te, c, nil, x)
+	out := i.runChain(ctx, set, te, c, nil, x)
 	ss := i.sess.Load()
 	if out.Status == StatusPending {
 		ss.journal(session.Entry{Type: entryToolOpen, Key: key, Path: c.Path, CallID: out.CallID, Input: c.Args,
@@ -153,15 +167,10 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 		err := errors.New("no tool named " + c.Path + " (neither a host tool nor a define/tool of this pin)")
 		return Outcome{Status: StatusFailed, Error: err.Error(), CallID: callID}, err
 	}
-	ch := chains.Get().(*chain)
-	defer chains.Put(ch)
 	harness := harnessOf(ctx) // the event that began the call, when it was begun
 	if open != nil {
 		harness = open.Harness
 	}
-	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, callID: callID, thread: new(thread),
-		attempt: 1, marks: marks, floorSaw: true, floorArgs: args, harness: harness}
-	ch.callIDLV = lua.LString(callID)
 	if open == nil {
 		if err := session.Encodable(c.Args); err != nil { // R3.10: the journal could not record the call
 			out := i.argsNotPlain(ss, c.Path, callID, err, true)
@@ -171,35 +180,23 @@ func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result a
 			return out, missing
 		}
 	}
-	var out Outcome
-	var notPlain *Error
+	hc := &harnessCore{result: result, failure: failure}
 	if failure == "" {
 		if err := session.Encodable(result); err != nil {
 			// a result the journal could not record: the call failed with that
-			notPlain = notPlainErr("tool "+c.Path+": the result", "result", err.(*session.EncodeError))
-			result, failure = nil, notPlain.Message
+			ne := notPlainErr("tool "+c.Path+": the result", "result", err.(*session.EncodeError))
+			hc.result, hc.failure, hc.err = nil, ne.Message, ne
 		}
 	}
-	core := session.Entry{Type: session.Core, Path: c.Path, Value: result}
-	if failure == "" {
-		// the harness ran the core: result guards judge its result here
-		out = Outcome{Status: StatusOK, Result: result}
-		if len(te.results) > 0 {
-			out = ch.results(args, out)
-		}
-		if out.Status == StatusOK {
-			out = ch.post(args, out)
-		} else {
-			out = ch.postFail(out)
-		}
-	} else {
-		core.Error = failure
-		fo := Outcome{Status: StatusFailed, Error: failure}
-		if notPlain != nil {
-			fo.Err = notPlain
-		}
-		out = ch.postFail(fo)
-	}
+	core := session.Entry{Type: session.Core, Path: c.Path, Value: hc.result, Error: hc.failure}
+	// the same chain as ToolBegin's, entered at its core step with the
+	// harness's outcome as the core's: result guards judge a result here,
+	// then :post, or :post-fail (with the lineage and marks it began with)
+	ch := i.enterChain(ctx, set, te, callID, nil, hc)
+	defer chains.Put(ch)
+	ch.attempt, ch.floorSaw, ch.floorArgs, ch.harness = 1, true, args, harness
+	ch.marks = append(ch.marks, marks...)
+	out := ch.resume(args)
 	out.CallID = callID
 	out.Halt = ss.takeHalt()
 	ss.journal(core)

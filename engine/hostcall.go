@@ -33,18 +33,15 @@ func (e *Engine) hostTimedOut(ctx, hctx context.Context, what string, err error)
 	return &Error{Code: CodeHostTimeout, Message: fmt.Sprintf("host-timeout: %s did not answer within %v", what, e.hostWait), Err: err}
 }
 
-// callCore runs a host core with the caller's ctx (the fast path: no
-// timer, no allocation) and turns a panic into an error.
-func callCore(ctx context.Context, core CoreFunc, c CoreCall) (res any, err error) {
-	defer corePanic(c.Path, &err)
-	return core(ctx, c)
-}
-
-// fastCore is callCore for the fast path: the call is built where the core
-// receives it, so it is not copied twice.
-func (i *Instance) fastCore(ctx context.Context, core CoreFunc, c *ToolCall) (res any, err error) {
-	defer corePanic(c.Path, &err)
-	return core(ctx, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
+// callCore is the one function of the engine that calls a host core
+// (docs/architecture.md, the tool-call pipeline): every entry into a tool
+// call that reaches a host tool's core (the quick path, the quick path in a
+// turn, the chain's core step, hence host calls, call/tool and harness-opened
+// calls) ends here. The call is built where the core receives it, so it is
+// not copied twice; a panic becomes the call's failure (CodeCore).
+func (i *Instance) callCore(ctx context.Context, core CoreFunc, callID, path string, args any, marks []string) (res any, err error) {
+	defer corePanic(path, &err)
+	return core(ctx, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: callID, Path: path, Args: args, Marks: marks})
 }
 
 // corePanic, deferred, turns a panicking core into its call's failure.
@@ -54,20 +51,15 @@ func corePanic(path string, err *error) {
 	}
 }
 
-// runCore runs a host core under the host timeout.
-func (e *Engine) runCore(ctx context.Context, core CoreFunc, c CoreCall) (any, error) {
-	return e.runCoreIn(ctx, nil, time.Time{}, core, c)
-}
-
-// runCoreIn is runCore with the core's ctx made in a struct of the
-// caller's that no callback used yet (nil: a new one), its deadline
-// host_timeout after at (zero: now); see hostCtxIn.
-func (e *Engine) runCoreIn(ctx context.Context, in *lazyDeadline, at time.Time, core CoreFunc, c CoreCall) (any, error) {
-	hctx := e.hostCtxIn(ctx, in, at)
+// timedCore is callCore under the host timeout, the core's ctx made in a
+// struct of the caller's that no callback used yet (nil: a new one), its
+// deadline host_timeout after at (zero: now); see hostCtxIn.
+func (i *Instance) timedCore(ctx context.Context, in *lazyDeadline, at time.Time, te *toolEntry, callID string, args any, marks []string) (any, error) {
+	hctx := i.e.hostCtxIn(ctx, in, at)
 	defer hctx.cancel()
-	res, err := callCore(hctx, core, c)
+	res, err := i.callCore(hctx, te.core, callID, te.path, args, marks)
 	if err != nil {
-		return nil, e.hostTimedOut(ctx, hctx, "host tool "+c.Path, err)
+		return nil, i.e.hostTimedOut(ctx, hctx, "host tool "+te.path, err)
 	}
 	return res, nil
 }

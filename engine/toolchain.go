@@ -170,7 +170,7 @@ func (i *Instance) Tool(ctx context.Context, c ToolCall) Outcome {
 			if te != nil && te.quick && i.e.tracer == nil {
 				ss := i.sess.Load()
 				if ss.quiet() {
-					res, err := i.fastCore(ctx, te.core, &c)
+					res, err := i.callCore(ctx, te.core, c.CallID, c.Path, c.Args, nil)
 					return hostOutcome(res, err, c.CallID)
 				}
 				if ss.rp == nil {
@@ -253,13 +253,6 @@ func (i *Instance) tool(ctx context.Context, c ToolCall, found *toolEntry, in *t
 	if c.CallID == "" {
 		c.CallID = i.newCallID()
 	}
-	if te.fast && i.sess.Load().quiet() && i.e.tracer == nil { // R4.2: no guard or hook matches: floor, then core
-		if reason, refused, ferr := i.e.runFloor(ctx, FloorCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args}); refused {
-			return Outcome{Status: StatusRefused, RefusedBy: ByFloor, Reason: reason, Err: ferr, CallID: c.CallID}
-		}
-		res, err := i.e.runCore(ctx, te.host.Core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: c.CallID, Path: c.Path, Args: c.Args})
-		return hostOutcome(res, err, c.CallID)
-	}
 	ss := i.sess.Load()
 	var args any
 	if ss.delivering() { // journaled, or replayed: arguments the journal cannot record fail the call first
@@ -272,7 +265,7 @@ func (i *Instance) tool(ctx context.Context, c ToolCall, found *toolEntry, in *t
 			return i.argsNotPlain(ss, te.path, c.CallID, err, false)
 		}
 	}
-	out := i.runChain(ctx, set, te, c, nil)
+	out := i.runChain(ctx, set, te, c, nil, nil)
 	if ss.journaling.Load() {
 		en := journalTool(c.Path, args, out)
 		en.Harness = harnessOf(ctx)
@@ -296,7 +289,7 @@ func (i *Instance) quickInTurn(ctx context.Context, ss *sessionState, te *toolEn
 	if err := session.Encodable(args); err != nil {
 		return i.argsNotPlain(ss, te.path, callID, err, false)
 	}
-	res, err := callCore(ctx, te.core, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: callID, Path: te.path, Args: c.Args}) // the host ctx as is, as on the fast path outside a turn
+	res, err := i.callCore(ctx, te.core, callID, te.path, c.Args, nil) // the host ctx as is, as on the fast path outside a turn
 	out := hostOutcome(res, err, callID)
 	// the journal encodes the values before this returns and keeps none:
 	// the result is converted where not plain, not copied (the arguments
@@ -372,7 +365,11 @@ type chainState struct {
 	// retries spent on the lineage: the parent's counter, or ownRetries
 	retries    *int
 	ownRetries int
-	ext        *external // the core runs outside the process (external.go)
+	// plug is the chain's core when it is not the tool's own (a host
+	// tool's core, or a define/tool's function): external.go's, which
+	// stops at the core of a call the harness runs (ToolBegin), or gives
+	// the outcome the harness reports (ToolEnd); nil: the tool's own
+	plug coreStep
 	// scope is what a call from the host allocated for its chain (nil for
 	// a nested one); hostAt, when set, is when the last guard's invoke
 	// stopped its script's clock, which is when the core's host work
@@ -430,15 +427,37 @@ func (sl *scopeSlab) get() *callScope {
 // runs live in it), and nothing refers to it once its call has returned.
 var chains = sync.Pool{New: func() any { return new(chain) }}
 
-func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame) Outcome {
-	return i.runChainExt(ctx, set, te, c, parent, nil)
+// coreStep is a pluggable core of the chain: what its core step runs in
+// place of the tool's own core (external.go).
+type coreStep interface {
+	runCore(c *chain, args any) Outcome
 }
 
-func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame, ext *external) Outcome {
-	ch := chains.Get().(*chain)
+// runChain is the chain entered from its first step (R4.1-R4.11): a host
+// call past the quick path, call/tool (parent is the calling frame), and,
+// with a core of its own (plug), a harness's ToolBegin.
+func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame, plug coreStep) Outcome {
+	ch := i.enterChain(ctx, set, te, c.CallID, parent, plug)
 	defer chains.Put(ch)
+	ch.args = luabind.Plain(c.Args)
+	if i.e.tracer != nil {
+		ch.traceMatched()
+	}
+	out := ch.run()
+	out.CallID = ch.callID
+	if i.e.tracer != nil {
+		ch.traceOut(TraceOutcome, out)
+	}
+	return out
+}
+
+// enterChain is a chain from the pool, set up for one call of te (callID
+// "": a fresh id); every entry into the chain starts here. The caller puts
+// it back in chains once the call has returned.
+func (i *Instance) enterChain(ctx context.Context, set *regSet, te *toolEntry, callID string, parent *frame, plug coreStep) *chain {
+	ch := chains.Get().(*chain)
 	marks := ch.marks[:0] // the list, not its labels, outlives a call
-	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: c.CallID, args: luabind.Plain(c.Args), ext: ext, marks: marks, harness: harnessOf(ctx)}
+	ch.chainState = chainState{i: i, set: set, te: te, ctx: ctx, parent: parent, callID: callID, plug: plug, marks: marks, harness: harnessOf(ctx)}
 	ch.retries = &ch.ownRetries
 	if parent != nil && parent.retries != nil {
 		ch.retries = parent.retries // one retry budget per lineage (R5.7)
@@ -458,15 +477,7 @@ func (i *Instance) runChainExt(ctx context.Context, set *regSet, te *toolEntry, 
 			ch.callID = i.newCallID()
 		}
 	}
-	if i.e.tracer != nil {
-		ch.traceMatched()
-	}
-	out := ch.run()
-	out.CallID = ch.callID
-	if i.e.tracer != nil {
-		ch.traceOut(TraceOutcome, out)
-	}
-	return out
+	return ch
 }
 
 func (c *chain) run() Outcome {
@@ -627,7 +638,7 @@ func (c *chain) proceed(s *luabind.State, gr *guardRun) Outcome {
 // the call is refused (verdict).
 func (c *chain) proceeds(v verdict) bool { return v == verdictAllow || c.askable() }
 
-func (c *chain) askable() bool { return c.ext != nil || c.harness != nil }
+func (c *chain) askable() bool { return c.plug != nil || c.harness != nil }
 
 // verdict sets the harness's verdict on a call that goes ahead, the
 // strictest of the chain's guards holding (ask over allow); a refusal or
@@ -710,6 +721,12 @@ func (c *chain) inner(args any) Outcome {
 			return failedOut(r, err)
 		}
 	}
+	return c.fromCore(args)
+}
+
+// fromCore is the chain from its core step on: the core (R4.6), result
+// guards, :post (R4.7). ToolEnd enters the chain here (resume).
+func (c *chain) fromCore(args any) Outcome {
 	out := c.core(args)
 	if c.i.e.tracer != nil {
 		c.traceOut(TraceCore, out)
@@ -762,10 +779,22 @@ func (c *chain) post(args any, out Outcome) Outcome {
 	return out
 }
 
-// core runs the tool's core exactly once (R4.6).
+// resume is the chain entered at its core step, for a call whose guards,
+// floor and :pre ran before (ToolBegin): fromCore, then :post-fail when
+// the call did not succeed (R4.8).
+func (c *chain) resume(args any) Outcome {
+	out := c.fromCore(args)
+	if out.Status != StatusOK {
+		out = c.postFail(out)
+	}
+	return out
+}
+
+// core runs the tool's core exactly once (R4.6): the plugged one, or the
+// tool's own.
 func (c *chain) core(args any) Outcome {
-	if c.ext != nil {
-		return c.ext.reach(c, args)
+	if c.plug != nil {
+		return c.plug.runCore(c, args)
 	}
 	te := c.te
 	if te.host != nil {
@@ -776,7 +805,7 @@ func (c *chain) core(args any) Outcome {
 		}
 		at := c.hostAt
 		c.hostAt = time.Time{}
-		res, err := c.i.hostCore(c.ctx, te, CoreCall{Instance: c.i.id, Session: c.i.rec.Session, CallID: c.callID, Path: te.path, Args: args, Marks: append([]string(nil), c.marks...)}, in, at)
+		res, err := c.i.hostCore(c.ctx, te, c.callID, args, append([]string(nil), c.marks...), in, at)
 		return hostOutcome(res, err, "")
 	}
 	d := te.def
@@ -977,7 +1006,7 @@ func (i *Instance) toolFrom(fr *frame, path string, args any) Outcome {
 	if te == nil {
 		return refusal
 	}
-	return i.runChain(fr.ctx, set, te, ToolCall{Path: path, Args: args}, fr)
+	return i.runChain(fr.ctx, set, te, ToolCall{Path: path, Args: args}, fr, nil)
 }
 
 // errText is the text of a script failure.
