@@ -155,7 +155,7 @@ type Engine struct {
 
 	identOnce sync.Once // Identity
 	ident     Identity
-	identJSON []byte // `,"by":AUTHOR,"host":HOST,"at":`
+	identJSON []byte        // `,"by":AUTHOR,"host":HOST,"at":`
 	workers   *workers.Pool // run boundary hooks of several registries at once
 	seq       atomic.Int64
 	// liveStates counts the Lua states of this engine's registries that are
