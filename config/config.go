@@ -44,6 +44,7 @@ type Config struct {
 	Dir      string // the absolute folder relative paths resolve against
 	Engine   Engine
 	Floor    Floor
+	Identity Identity
 	Bots     map[string]*Bot
 	BotOrder []string // the bots' names in order of appearance
 	// Hooks holds the [harness.DIALECT] tables of `attune hook` by dialect
@@ -94,6 +95,15 @@ type Engine struct {
 // that still carries one of RefuseMarks.
 type Floor struct {
 	RefuseMarks []string
+}
+
+// Identity is the [identity] table: who and where actions are appended
+// from (each owner action records them, with its time). Empty: the
+// engine's defaults (engine.Identity): git's user.email, else $USER, and
+// the machine's hostname.
+type Identity struct {
+	Author string
+	Host   string
 }
 
 // Bot is one [bots.NAME] table. Like the Config that holds it, it is

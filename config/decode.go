@@ -30,7 +30,8 @@ const (
 
 // The keys of each table of the schema.
 var (
-	topKeys    = []string{"engine", "floor", "bots", "harness"}
+	topKeys    = []string{"engine", "floor", "bots", "harness", "identity"}
+	identKeys  = []string{"author", "host"}
 	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit", "max_note_bytes", "max_boundary_note_bytes", "pool_max_conns", "connect_timeout", "statement_timeout"}
 	floorKeys  = []string{"refuse_marks"}
 	botKeys    = []string{"behaviors", "ceiling", "grants", "retry_budget", "config"}
@@ -187,6 +188,8 @@ func (d *decoder) decode(dir string) *Config {
 			d.bots(cfg, p, v)
 		case "harness":
 			d.harness(cfg, p, v)
+		case "identity":
+			d.identity(cfg, p, v)
 		default:
 			d.unknown(p, topKeys)
 		}
@@ -276,6 +279,36 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 			}
 		default:
 			d.unknown(p, engineKeys)
+		}
+	}
+}
+
+func (d *decoder) identity(cfg *Config, ip path, v any) {
+	t, ok := d.table(ip, v)
+	if !ok {
+		return
+	}
+	for _, k := range sortedKeys(t) {
+		p, v := ip.key(k), t[k]
+		d.line(p)
+		s, isStr := "", false
+		switch k {
+		case "author", "host":
+			if s, isStr = d.str(p, v); isStr && (s == "" || len(s) > 200) {
+				d.errorf(p, "want a non-empty string of at most 200 bytes")
+				isStr = false
+			}
+		default:
+			d.unknown(p, identKeys)
+			continue
+		}
+		if !isStr {
+			continue
+		}
+		if k == "author" {
+			cfg.Identity.Author = s
+		} else {
+			cfg.Identity.Host = s
 		}
 	}
 }

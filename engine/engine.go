@@ -152,6 +152,11 @@ type Engine struct {
 	instances map[string]*Instance
 	owners    *ownerCache
 	calls     *queryRecords // query call records made outside turns (memory only)
+	feed      *subFeed      // others' actions to this engine's subscriptions; nil when the store announces none
+
+	identOnce sync.Once // Identity
+	ident     Identity
+	identJSON []byte        // `,"by":AUTHOR,"host":HOST,"at":`
 	workers   *workers.Pool // run boundary hooks of several registries at once
 	seq       atomic.Int64
 	// liveStates counts the Lua states of this engine's registries that are
@@ -245,6 +250,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	}
 	e.owners = newOwnerCache()
 	e.calls = newQueryRecords()
+	e.feed = newSubFeed(e)
 	e.workers = workers.New(64)
 	if lim := o.Config.Engine.MemoryLimit; lim > 0 {
 		e.watchdog = luabind.NewWatchdog(uint64(lim))
@@ -254,6 +260,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 
 // Close closes the live instances and, when the engine opened it, the store.
 func (e *Engine) Close() error {
+	e.feed.close()
 	e.mu.Lock()
 	insts := make([]*Instance, 0, len(e.instances))
 	for _, i := range e.instances {

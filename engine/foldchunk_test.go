@@ -18,7 +18,7 @@ func appendActions(t testing.TB, st store.Store, log string, n, rev int) {
 		k := min(5000, n-done)
 		batch := make([][]byte, k)
 		for j := range batch {
-			batch[j], _ = encodeEntry(rev, map[string]any{"type": "add", "by": 1.0})
+			batch[j], _ = encodeEntry(rev, map[string]any{"type": "add", "by": 1.0}, nil)
 		}
 		if _, err := st.Append(ctx, log, store.Any, batch, nil); err != nil {
 			t.Fatal(err)

@@ -183,6 +183,7 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 		return nil, wrapErr(CodeProgram, err, "start "+id)
 	}
 	i.cur.Store(set)
+	e.feed.watch(ctx, set)
 	data, _ := json.Marshal(rec)
 	if old, err := e.st.GetRecord(ctx, "instance", id); err != nil || !bytes.Equal(old, data) { // a restart writes nothing
 		if err := e.st.PutRecord(ctx, "instance", id, data); err != nil {
@@ -324,6 +325,7 @@ func (i *Instance) applyPending() {
 		return
 	}
 	old := i.cur.Swap(i.pending)
+	i.e.feed.watch(context.Background(), i.pending)
 	i.pending = nil
 	if old != nil {
 		old.release()

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -599,13 +600,15 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 		return foldFailure(err, rev)
 	}
 	entries := make([][]byte, len(proposals))
+	stamp := e.stamp(time.Now())
 	for k, p := range proposals {
-		if entries[k], err = encodeEntry(o.rd.revision, p); err != nil {
+		if entries[k], err = encodeEntry(o.rd.revision, p, stamp); err != nil {
 			out := failed(CodeHandler, "handler: a proposal cannot be stored: "+err.Error(), err)
 			out.Revision = rev
 			return out
 		}
 	}
+	w := e.feed.begin(o.log)
 	n, err := e.st.Append(mc.ctx, o.log, rev, entries, call)
 	for k, d := 0, unknownRetryFirst; k < unknownRetryCount && errors.Is(err, store.ErrOutcomeUnknown); k, d = k+1, d*4 {
 		// The commit may or may not have happened: the same append with
@@ -617,6 +620,7 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 		n, err = e.st.Append(mc.ctx, o.log, rev, entries, call)
 	}
 	if err != nil {
+		e.feed.end(w, 0, 0)
 		if out, ok := appendError(err, call); ok {
 			return mc.current(o, out)
 		}
@@ -636,6 +640,7 @@ func (mc *methodCall) commit(hfr *frame, o ownerRef, proposals []any, call *stor
 	e.owners.put(o.log, o.rd.foldKey, ref, &snapshot{state: next, rev: n})
 	out := MethodOutcome{Status: StatusOK, Result: result, Revision: n}
 	out.Diagnostics = mc.notify(o, proposals, call.ID)
+	e.feed.end(w, n-int64(len(entries)), n) // the feed passes over these: run above
 	return out
 }
 
@@ -668,10 +673,21 @@ func (s *regSet) subscribes(sub *subDecl, o ownerRef) bool {
 // pin subscribes to its log (a session owner: the instances of that
 // session), once per appended action, in append order, before the
 // appending call returns (R5.8). Failures are returned as diagnostics: the
-// actions are appended already.
+// actions are appended already. Subscribers in other engines (other
+// processes) get the actions from the store's feed (feed.go).
 func (mc *methodCall) notify(o ownerRef, actions []any, callID string) []string {
-	e := mc.i.e
-	var targets []subTarget
+	targets, done := mc.i.e.subTargets(o, mc.i, mc.set)
+	defer done()
+	if len(targets) == 0 {
+		return nil
+	}
+	return mc.i.e.runSubs(mc.ctx, mc.parent, mc.i, o, targets, actions, func(k int) string { return fmt.Sprintf("%s:sub%d", callID, k) })
+}
+
+// subTargets finds the subscriptions to owner o in the live instances
+// (and self, with its set, even when it is not live: a replay's shadow;
+// self may be nil), sorted by instance id. done releases the sets held.
+func (e *Engine) subTargets(o ownerRef, self *Instance, selfSet *regSet) (targets []subTarget, done func()) {
 	e.mu.Lock()
 	insts := make([]*Instance, 0, len(e.instances))
 	for _, in := range e.instances {
@@ -679,54 +695,63 @@ func (mc *methodCall) notify(o ownerRef, actions []any, callID string) []string 
 	}
 	e.mu.Unlock()
 	sort.Slice(insts, func(a, b int) bool { return insts[a].id < insts[b].id })
-	self := false
-	for _, in := range insts {
-		self = self || in == mc.i
+	if self != nil && !slices.Contains(insts, self) {
+		insts = append(insts, self) // the caller itself, even when it is not live (a replay's shadow)
 	}
-	if !self {
-		insts = append(insts, mc.i) // the caller itself, even when it is not live (a replay's shadow)
-	}
+	var held []*regSet
 	for _, in := range insts {
 		if o.scope == ScopeSession && in.rec.Session != o.key {
 			continue
 		}
 		set := in.cur.Load()
-		if in == mc.i {
-			set = mc.set
+		if in == self {
+			set = selfSet
 		}
 		if set == nil || !set.acquire() {
 			continue
 		}
-		held := false
+		n := len(targets)
 		for _, sub := range set.subs {
 			if set.subscribes(sub, o) {
 				targets = append(targets, subTarget{inst: in, set: set, sub: sub})
-				held = true
 			}
 		}
-		if !held {
+		if len(targets) == n {
 			set.release()
 		} else {
-			defer set.release()
+			held = append(held, set)
 		}
 	}
-	if len(targets) == 0 {
-		return nil
+	return targets, func() {
+		for _, s := range held {
+			s.release()
+		}
 	}
+}
+
+// runSubs runs every target once per action, in action order; id names
+// the k-th run's frame. A target of the instance self runs under parent.
+func (e *Engine) runSubs(ctx context.Context, parent *frame, self *Instance, o ownerRef, targets []subTarget, actions []any, id func(k int) string) []string {
 	var diags []string
 	seq := 0
 	for _, a := range actions {
 		for _, t := range targets {
 			seq++
 			r := t.sub.reg
-			id := fmt.Sprintf("%s:sub%d", callID, seq)
 			var fr *frame
-			if t.inst == mc.i && mc.parent != nil {
-				fr = newFrame(mc.parent, mc.ctx, t.inst, r, &t.sub.decl, id)
+			if t.inst == self && parent != nil {
+				fr = newFrame(parent, ctx, t.inst, r, &t.sub.decl, id(seq))
 			} else {
-				fr = newFrame(nil, mc.ctx, t.inst, r, &t.sub.decl, id)
+				fr = newFrame(nil, ctx, t.inst, r, &t.sub.decl, id(seq))
 			}
-			if err := r.call(fr, luabind.Callback, t.sub.fn, 0, fr.ctxTable(), r.st.ToLua(a)); err != nil {
+			// The action and the ctx table are made with the registry
+			// held: its state is not the caller's.
+			owned, err := r.lock(fr)
+			if err == nil {
+				err = r.run(fr, luabind.Callback, t.sub.fn, 0, fr.ctxTable(), r.st.ToLua(a))
+				r.unlock(owned)
+			}
+			if err != nil {
 				msg := fmt.Sprintf("subscription %s (%s) in instance %s: %s", t.sub.owner, t.sub.pos, t.inst.id, errText(err))
 				e.log.Warn("subscription failed", "owner", o.addr, "instance", t.inst.id, "error", errText(err))
 				diags = append(diags, msg)

@@ -434,17 +434,20 @@ func (e *Engine) apply(ctx context.Context, parent *frame, inst *Instance, o own
 	return out, nil
 }
 
-// encodeEntry is the stored form of one action.
-func encodeEntry(rev int, action any) ([]byte, error) {
+// encodeEntry is the stored form of one action: {"rev": N, "action":
+// ..., "by": AUTHOR, "host": HOST, "at": TIME}, stamp being the part from
+// "by" on (Engine.stamp); folds read only rev and action.
+func encodeEntry(rev int, action any, stamp []byte) ([]byte, error) {
 	a, err := json.Marshal(action)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(a)+24)
+	b := make([]byte, 0, len(a)+24+len(stamp))
 	b = append(b, `{"rev":`...)
 	b = strconv.AppendInt(b, int64(rev), 10)
 	b = append(b, `,"action":`...)
 	b = append(b, a...)
+	b = append(b, stamp...)
 	b = append(b, '}')
 	return b, nil
 }

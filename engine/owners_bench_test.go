@@ -87,7 +87,7 @@ func fillOwner(b *testing.B, st store.Store, n int) string {
 		k := min(chunk, n-done)
 		batch := make([][]byte, k)
 		for j := range batch {
-			batch[j], _ = encodeEntry(1, map[string]any{"type": "add", "by": 1.0})
+			batch[j], _ = encodeEntry(1, map[string]any{"type": "add", "by": 1.0}, nil)
 		}
 		if _, err := st.Append(ctx, log, int64(done), batch, nil); err != nil {
 			b.Fatal(err)
@@ -131,7 +131,7 @@ func BenchmarkFoldIncremental(b *testing.B) {
 		if _, _, err := i.State(ctx, "counter"); err != nil {
 			b.Fatal(err)
 		}
-		entry, _ := encodeEntry(1, map[string]any{"type": "add", "by": 1.0})
+		entry, _ := encodeEntry(1, map[string]any{"type": "add", "by": 1.0}, nil)
 		rev := int64(n)
 		b.ReportAllocs()
 		for b.Loop() {

@@ -625,7 +625,7 @@ func TestEntryCodec(t *testing.T) {
 		map[string]any{"type": "x", "s": "quote \" back \\ nl \n tab \t uni é \u2028 😀", "n": -12.5e3, "i": 42.0, "b": true, "f": false,
 			"l": []any{1.0, "a", []any{}, map[string]any{}}, "m": map[string]any{"k": []any{true}}},
 	} {
-		data, err := encodeEntry(3, v)
+		data, err := encodeEntry(3, v, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,6 +86,7 @@ func (i *Instance) restorePins(ctx context.Context) error {
 			if old := i.cur.Swap(set); old != nil {
 				old.release()
 			}
+			i.e.feed.watch(ctx, set)
 		}
 	}
 	p, err := i.e.loadPending(ctx, i.id)

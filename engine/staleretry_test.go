@@ -30,7 +30,7 @@ func (s *racingStore) Append(ctx context.Context, log string, expected int64, en
 		}
 		s.mu.Unlock()
 		if race {
-			e, _ := encodeEntry(1, map[string]any{"type": "add", "by": 10.0})
+			e, _ := encodeEntry(1, map[string]any{"type": "add", "by": 10.0}, nil)
 			if _, err := s.Store.Append(ctx, log, store.Any, [][]byte{e}, nil); err != nil {
 				return 0, err
 			}

@@ -20,6 +20,7 @@ type Memory struct {
 	// its session's owners: with 100k live instances a scan of the map
 	// cost 16 ms)
 	keys map[string]*keyIndex
+	feed localFeed // Watch
 }
 
 type recordID struct{ kind, key string }
@@ -259,7 +260,18 @@ func (m *Memory) Append(ctx context.Context, log string, expected int64, entries
 		rec.Revision = n
 		l.calls[call.ID] = rec
 	}
+	if len(entries) > 0 {
+		m.feed.publish(log, n)
+	}
 	return n, nil
+}
+
+var _ Watcher = (*Memory)(nil)
+
+// Watch implements Watcher: every append of this Memory is announced.
+func (m *Memory) Watch(ctx context.Context, fn func(log string, n int64)) error {
+	m.feed.watch(ctx, fn, 0)
+	return nil
 }
 
 // Read implements Store.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -483,9 +484,35 @@ func (p *Postgres) Append(ctx context.Context, log string, expected int64, entri
 				log, call.ID, nonNil(call.Input), nonNil(call.Result), end)
 		}
 		b.Queue(`COMMIT`)
+		announce := len(entries) > 0 && strings.HasPrefix(log, FeedPrefix)
+		if announce {
+			// After the COMMIT, in a transaction of its own that does not
+			// wait for the disk: a NOTIFY inside the append's transaction
+			// would hold the database-wide notification lock through the
+			// commit's flush, serializing the appends of every owner. A
+			// notice lost to a crash between the two is made up by the
+			// watchers' periodic catch-up.
+			b.Queue(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`,
+				pgFeedChannel, strconv.FormatInt(end, 10)+" "+log)
+		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		if err := c.SendBatch(wctx, b).Close(); err != nil {
+		br = c.SendBatch(wctx, b)
+		err = nil
+		sent := b.Len()
+		if announce {
+			sent--
+		}
+		for k := 0; k < sent && err == nil; k++ { // the inserts and the COMMIT
+			_, err = br.Exec()
+		}
+		if announce && err == nil {
+			br.Exec() // a notice not sent is made up by the catch-up
+		}
+		if cerr := br.Close(); err == nil && !announce {
+			err = cerr
+		}
+		if err != nil {
 			rollback(ctx, c)
 			if commitInDoubt(err) {
 				return pgErr("append", fmt.Errorf("%w (%v)", ErrOutcomeUnknown, err))
@@ -736,4 +763,67 @@ func closeConn(c *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c.Close(ctx)
+}
+
+// pgFeedChannel is the channel of the appends' notices: the payload is
+// the log's new length, a space, and the log's name.
+const pgFeedChannel = "attune_log"
+
+var _ Watcher = (*Postgres)(nil)
+
+// pgFeedQuiet is how long the feed waits for a notice before it asks its
+// watcher to catch up anyway (a notice lost with a writer's crash).
+const pgFeedQuiet = 5 * time.Second
+
+// Watch implements Watcher with LISTEN on a connection of its own (not
+// one of the pool's). When the connection is lost the feed connects again,
+// waiting 50 ms at first and doubling up to 1 s between tries, and after
+// every (re)connection asks its watcher to catch up from the log.
+func (p *Postgres) Watch(ctx context.Context, fn func(log string, n int64)) error {
+	go p.listen(ctx, fn)
+	return nil
+}
+
+func (p *Postgres) listen(ctx context.Context, fn func(string, int64)) {
+	wait := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		c, err := pgx.ConnectConfig(ctx, p.pool.cfg)
+		if err == nil {
+			if _, err = c.Exec(ctx, `LISTEN `+pgFeedChannel); err != nil {
+				closeConn(c)
+			}
+		}
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, time.Second)
+			continue
+		}
+		wait = 50 * time.Millisecond
+		fn("", 0) // what was appended while no one listened
+		for {
+			wctx, cancel := context.WithTimeout(ctx, pgFeedQuiet)
+			n, err := c.WaitForNotification(wctx)
+			cancel()
+			if ctx.Err() != nil {
+				closeConn(c)
+				return
+			}
+			if err != nil {
+				if c.IsClosed() || !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
+					closeConn(c)
+					break
+				}
+				fn("", 0)
+				continue
+			}
+			size, log, ok := strings.Cut(n.Payload, " ")
+			if l, perr := strconv.ParseInt(size, 10, 64); ok && perr == nil {
+				fn(log, l)
+			}
+		}
+	}
 }

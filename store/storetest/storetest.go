@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/attune-dev/attune/store"
 )
@@ -45,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Cancelled", testCancelled},
 		{"NoAliasing", testNoAliasing},
 		{"Bytes", testBytes},
+		{"Watch", testWatch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
@@ -749,5 +751,76 @@ func testBytes(t *testing.T, s store.Store) {
 	c := res(s.GetCall(ctx, "l", "c")).must(t)
 	if !bytes.Equal(c.Input, all) || !bytes.Equal(c.Result, big) {
 		t.Fatal("call record bytes did not round-trip")
+	}
+}
+
+// testWatch: a store that is a Watcher announces the appends to owner logs
+// (or asks for a catch-up after them); a watcher that reads from its last
+// position on every call sees every entry once, in order; appends to
+// other logs are not announced by name. The feed stops with its context.
+func testWatch(t *testing.T, s store.Store) {
+	w, isW := s.(store.Watcher)
+	if !isW {
+		t.Logf("%T announces no appends: its subscriptions are only its process's", s)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const log = store.FeedPrefix + "project/p/watched"
+	var mu sync.Mutex
+	var seen []string
+	var bad []string
+	pos := int64(0)
+	got := make(chan struct{}, 1)
+	ok(t, w.Watch(ctx, func(name string, n int64) {
+		if name != "" && name != log {
+			bad = append(bad, name)
+			return
+		}
+		es, err := s.Read(ctx, log, pos, 0)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		for _, e := range es {
+			seen = append(seen, string(e.Data))
+			pos = e.Seq
+		}
+		mu.Unlock()
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+	}))
+	// The feed may need a moment to start listening; a catch-up after it
+	// has makes up for what it missed before.
+	var want []string
+	for k := range 20 {
+		d := fmt.Sprintf("a%d", k)
+		res(s.Append(ctx, log, store.Any, bs(d), nil)).must(t)
+		want = append(want, d)
+		res(s.Append(ctx, "session/elsewhere", store.Any, bs(d), nil)).must(t)
+	}
+	deadline := time.After(15 * time.Second)
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n >= len(want) {
+			break
+		}
+		select {
+		case <-got:
+		case <-deadline:
+			t.Fatalf("watcher saw %d of %d entries", n, len(want))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seen, want) {
+		t.Fatalf("watcher saw %q, want %q", seen, want)
+	}
+	if len(bad) > 0 {
+		t.Fatalf("announced logs outside %s: %q", store.FeedPrefix, bad)
 	}
 }
