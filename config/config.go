@@ -89,6 +89,14 @@ type Engine struct {
 	// Over either, notify fails with a memory error naming the program.
 	MaxNoteBytes         int64
 	MaxBoundaryNoteBytes int64
+	// ProgramCache is engine.program_cache: where compiled programs are
+	// kept between processes. "" is the default place (beside an SQLite
+	// store, else the user's cache folder), "off" turns the cache off,
+	// anything else is the folder, absolute (docs/program-cache.md).
+	ProgramCache string
+	// ProgramCacheSize is engine.program_cache_size: the cache folder's
+	// cap in bytes (0: the default, 64MiB).
+	ProgramCacheSize int64
 }
 
 // Floor is the [floor] table: the default host floor refuses a tool call

@@ -32,7 +32,7 @@ const (
 var (
 	topKeys    = []string{"engine", "floor", "bots", "harness", "identity"}
 	identKeys  = []string{"author", "host"}
-	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit", "max_note_bytes", "max_boundary_note_bytes", "pool_max_conns", "connect_timeout", "statement_timeout"}
+	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit", "max_note_bytes", "max_boundary_note_bytes", "pool_max_conns", "connect_timeout", "statement_timeout", "program_cache", "program_cache_size"}
 	floorKeys  = []string{"refuse_marks"}
 	botKeys    = []string{"behaviors", "ceiling", "grants", "retry_budget", "config"}
 )
@@ -272,6 +272,12 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 		case "max_note_bytes":
 			if n, ok := d.noteSize(p, v); ok {
 				cfg.Engine.MaxNoteBytes = n
+			}
+		case "program_cache":
+			d.programCache(cfg, p, v)
+		case "program_cache_size":
+			if n, ok := d.programCacheSize(p, v); ok {
+				cfg.Engine.ProgramCacheSize = n
 			}
 		case "max_boundary_note_bytes":
 			if n, ok := d.noteSize(p, v); ok {

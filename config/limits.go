@@ -111,3 +111,65 @@ func (d *decoder) noteSize(p path, v any) (int64, bool) {
 	}
 	return n, true
 }
+
+// programCache reads engine.program_cache: true (the default place),
+// false (off) or a folder.
+func (d *decoder) programCache(cfg *Config, p path, v any) {
+	switch x := v.(type) {
+	case bool:
+		cfg.Engine.ProgramCache = ""
+		if !x {
+			cfg.Engine.ProgramCache = "off"
+		}
+	case string:
+		if strings.TrimSpace(x) == "" {
+			d.errorf(p, "want true, false or a folder for the compiled programs, got an empty string")
+			return
+		}
+		abs, err := absPath(x, cfg.Dir)
+		if err != nil {
+			d.errorf(p, "%v", err)
+			return
+		}
+		cfg.Engine.ProgramCache = abs
+	default:
+		d.errorf(p, "want true, false or a folder for the compiled programs, got %s", tomlx.Describe(v))
+	}
+}
+
+// MaxProgramCacheSize bounds engine.program_cache_size.
+const MaxProgramCacheSize = 16 << 30
+
+// programCacheSize reads engine.program_cache_size: a size like "64MiB"
+// or a number of bytes, from 1MiB to 16GiB.
+func (d *decoder) programCacheSize(p path, v any) (int64, bool) {
+	const want = `want a size like "64MiB" or a number of bytes, from 1MiB to 16GiB`
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case string:
+		s := strings.TrimSpace(x)
+		scale := int64(0)
+		for _, u := range memoryUnits {
+			if strings.HasSuffix(s, u.suffix) {
+				s, scale = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.scale
+				break
+			}
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if scale == 0 || err != nil || f < 0 || f*float64(scale) > MaxProgramCacheSize {
+			d.errorf(p, "%s, got %s", want, quote(x))
+			return 0, false
+		}
+		n = int64(f * float64(scale))
+	default:
+		d.errorf(p, "%s, got %s", want, tomlx.Describe(v))
+		return 0, false
+	}
+	if n < 1<<20 || n > MaxProgramCacheSize {
+		d.errorf(p, "%s, got %d bytes", want, n)
+		return 0, false
+	}
+	return n, true
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/attune-dev/attune/behaviors"
 	"github.com/attune-dev/attune/config"
+	"github.com/attune-dev/attune/internal/progcache"
 	"github.com/attune-dev/attune/internal/workers"
 	"github.com/attune-dev/attune/luabind"
 	"github.com/attune-dev/attune/pin"
@@ -141,8 +142,10 @@ type Engine struct {
 	lib        *luabind.Library  // the forms, invoke and the host's libraries
 	watchdog   *luabind.Watchdog // engine.memory_limit; nil when off
 
-	protoMu sync.Mutex
-	protos  map[string]*protoEntry
+	protoMu      sync.Mutex
+	protos       map[string]*protoEntry
+	progs        *progcache.Cache // compiled programs on disk (progcache.go); nil: off
+	cacheOffOnce sync.Once
 
 	waits waitGraph // the threads waiting for registries (statelock.go)
 
@@ -248,6 +251,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		}
 		e.st, e.owns = st, true
 	}
+	e.progs = e.programCache()
 	e.owners = newOwnerCache()
 	e.calls = newQueryRecords()
 	e.feed = newSubFeed(e)
@@ -338,6 +342,9 @@ func (e *Engine) compile(file, sha string, src []byte) (*lua.FunctionProto, erro
 	}
 	e.protoMu.Unlock()
 	pe.once.Do(func() {
+		if pe.proto = e.cachedProto(file, sha, src); pe.proto != nil {
+			return
+		}
 		code := src
 		if isScheme(file) {
 			lowered, err := lowerScheme(file, src)
@@ -348,6 +355,9 @@ func (e *Engine) compile(file, sha string, src []byte) (*lua.FunctionProto, erro
 			code = []byte(lowered)
 		}
 		pe.proto, pe.err = luabind.Compile(file, code)
+		if pe.err == nil {
+			e.keepProto(file, sha, src, pe.proto)
+		}
 	})
 	return pe.proto, pe.err
 }

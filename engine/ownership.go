@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/attune-dev/attune/pin"
+	"github.com/attune-dev/attune/store"
 )
 
 // Owners are owned. A project or global owner belongs to the program that
@@ -54,7 +56,12 @@ func (e *Engine) claimOwners(ctx context.Context, r *registry) error {
 				continue
 			}
 			log := e.ownerLogFor(scope, rd.name)
-			stored, _, err := e.st.PutRecordIfAbsent(ctx, "owner-program", log, val)
+			// claimed already (every load but the first): a read, no
+			// write transaction
+			stored, err := e.st.GetRecord(ctx, "owner-program", log)
+			if errors.Is(err, store.ErrNotFound) {
+				stored, _, err = e.st.PutRecordIfAbsent(ctx, "owner-program", log, val)
+			}
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/attune-dev/attune/engine"
 )
 
 // Benchmarks of one hook event, end to end as the agent pays for it: a
@@ -93,6 +95,31 @@ guard.tool("claude/Bash", function(call, invoke)
   if string.find(call.args.command, "rm -rf", 1, true) then return refuse("no") end
   return invoke()
 end)`}), false)
+}
+
+// BenchmarkHookProcessScheme: a fresh attune process per event, the five
+// .scm programs of the engine's own pack selected, each event on the full
+// path (the session's reach removed before it), so every process loads
+// the five programs: "cached" reads their compiled protos from the program
+// cache (made by the first event), "uncached" lowers and compiles them
+// (ATTUNE_NO_PROGRAM_CACHE=1). Against BenchmarkHookProcessLuaGuard of the
+// same run:
+//
+//	go test ./hook -run XXX -bench 'HookProcess(Scheme|LuaGuard)' -benchtime 30x -count 5
+func BenchmarkHookProcessScheme(b *testing.B) {
+	for _, cached := range []bool{true, false} {
+		name := "cached"
+		if !cached {
+			name = "uncached"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.Setenv("XDG_CACHE_HOME", b.TempDir()) // the cache's key
+			if !cached {
+				b.Setenv(engine.NoProgramCacheEnv, "1")
+			}
+			benchProcess(b, benchProject(b, `"branch", "fusion", "tasks", "goal", "offload"`, nil), true)
+		})
+	}
 }
 
 // BenchmarkHookServe: the same event and guard through `attune hook serve`.
