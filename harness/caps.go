@@ -31,23 +31,6 @@ type Caps struct {
 	WithholdResult bool
 }
 
-// capsByDialect is every dialect's Caps, by name.
-var capsByDialect = map[string]Caps{
-	"claude": {Ask: true, Halt: true, ReplaceResult: true, WithholdResult: true},
-	// Codex rejects "ask" and then runs the command; it applies a rewrite
-	// only with an allow.
-	"codex":  {RewriteAllow: true},
-	"cursor": {Ask: true},
-	"gemini": {RewriteAlone: true},
-	// Copilot CLI asks its user (a headless run denies an ask itself);
-	// modifiedArgs come with an allow.
-	"copilot": {Ask: true, RewriteAllow: true},
-}
-
-// CapsOf returns the Caps of dialect d (none for a dialect the table does
-// not name: every extra becomes its strict answer).
-func CapsOf(d Dialect) Caps { return capsByDialect[d.Name()] }
-
 // tighten rewrites answer a to ev into what dialect caps c can carry.
 func tighten(c Caps, ev Event, a Answer) Answer {
 	if a.Halt && !c.Halt {

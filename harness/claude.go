@@ -2,17 +2,18 @@ package harness
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 )
 
 // Claude is the dialect of Claude Code's hooks: one JSON event on stdin
 // (hook_event_name, session_id, ...), one JSON answer on stdout, exit 0.
-type Claude struct{}
-
-// Name implements Dialect.
-func (Claude) Name() string { return "claude" }
+func Claude() Dialect {
+	return Dialect{name: "claude", kinds: []map[string]Kind{claudeKinds}, pre: "PreToolUse",
+		caps:  Caps{Ask: true, Halt: true, ReplaceResult: true, WithholdResult: true},
+		tools: "claude", mcp: true, effects: claudeEffects, fields: true,
+		parse: parseClaude, render: renderClaude}
+}
 
 // claudeInput is the union of Claude Code's hook inputs.
 type claudeInput struct {
@@ -53,31 +54,28 @@ var claudeKinds = map[string]Kind{
 	"PostToolBatch":     Other,
 }
 
-// ErrUnknownEvent: the event's name is none the dialect knows.
-var ErrUnknownEvent = errors.New("unknown hook event")
-
-// ErrBadEvent: the input is not a hook event (not JSON, or a field of the
-// wrong type).
-var ErrBadEvent = errors.New("not a hook event")
-
-// Parse implements Dialect.
-func (Claude) Parse(data []byte) (Event, error) {
-	var in claudeInput
-	if err := json.Unmarshal(data, &in); err != nil {
-		return Event{Kind: claudeKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
-	}
-	ev, err := in.event(claudeKinds)
-	ev.Fields = EventFields(data)
-	return ev, err
+// claudeEffects are Claude Code's built-in tools'.
+var claudeEffects = map[string]string{
+	"Read": "read", "Grep": "read", "Glob": "read", "LS": "read",
+	"Edit": "write", "Write": "write", "MultiEdit": "write", "NotebookEdit": "write",
+	"Bash":     "exec",
+	"WebFetch": "network", "WebSearch": "network",
+	"Task": "spawn", "Agent": "spawn",
 }
 
-func (in *claudeInput) event(kinds map[string]Kind) (Event, error) {
-	if in.Event == "" {
-		return Event{}, fmt.Errorf("%w: no hook_event_name", ErrBadEvent)
+// parseClaude reads an event in Claude Code's format (Codex's too).
+func parseClaude(d Dialect, data []byte) (Event, error) {
+	var in claudeInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		return d.bad(in.Event, err)
 	}
-	k, ok := kinds[in.Event]
-	if !ok {
-		return Event{Name: in.Event}, fmt.Errorf("%w %q", ErrUnknownEvent, in.Event)
+	return in.event(d)
+}
+
+func (in *claudeInput) event(d Dialect) (Event, error) {
+	k, err := d.known(in.Event, "hook_event_name")
+	if err != nil {
+		return Event{Name: in.Event}, err
 	}
 	ev := Event{Kind: k, Name: in.Event, Session: in.Session, Cwd: in.Cwd, Turn: in.TurnID,
 		Tool: in.Tool, ToolUseID: in.ToolUseID, ToolResponse: in.ToolResponse, Prompt: in.Prompt,
@@ -89,46 +87,12 @@ func (in *claudeInput) event(kinds map[string]Kind) (Event, error) {
 		}
 	}
 	ev.Error = toolError(in.Error, ev.Kind)
-	if ev.Session == "" && ev.Kind != Other {
-		return ev, fmt.Errorf("%w: no session_id", ErrBadEvent)
-	}
-	return ev, nil
+	return ev, noSession(ev, "session_id")
 }
 
-// ToolPath implements Dialect: claude/NAME, or mcp/SERVER/TOOL for
-// mcp__SERVER__TOOL.
-func (Claude) ToolPath(tool string) string { return claudeToolPath(tool) }
-
-func claudeToolPath(tool string) string {
-	if rest, ok := strings.CutPrefix(tool, "mcp__"); ok {
-		if server, name, ok := strings.Cut(rest, "__"); ok {
-			return "mcp/" + server + "/" + name
-		}
-	}
-	return "claude/" + tool
-}
-
-// Effects implements Dialect: Claude Code's built-in tools.
-func (Claude) Effects(tool string) []string { return claudeEffects(tool) }
-
-func claudeEffects(tool string) []string {
-	switch tool {
-	case "Read", "Grep", "Glob", "LS":
-		return []string{"read"}
-	case "Edit", "Write", "MultiEdit", "NotebookEdit":
-		return []string{"write"}
-	case "Bash":
-		return []string{"exec"}
-	case "WebFetch", "WebSearch":
-		return []string{"network"}
-	case "Task", "Agent":
-		return []string{"spawn"}
-	}
-	return nil
-}
-
-// Render implements Dialect.
-func (Claude) Render(ev Event, a Answer) []byte {
+// renderClaude writes an answer as Claude Code reads it (hookSpecificOutput,
+// decision block, continue false).
+func renderClaude(ev Event, a Answer) []byte {
 	out := map[string]any{}
 	if a.SystemMessage != "" {
 		out["systemMessage"] = a.SystemMessage

@@ -3,7 +3,6 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // Copilot is the dialect of GitHub Copilot CLI's hooks (read from Copilot
@@ -24,11 +23,14 @@ import (
 // modifiedArgs (the whole arguments), additionalContext; decision block
 // with a reason refuses a prompt, and at agentStop sends the reason as the
 // next user message, which Copilot then submits as a prompt of its own (the
-// same turn continues: Runtime.prompt).
-type Copilot struct{}
-
-// Name implements Dialect.
-func (Copilot) Name() string { return "copilot" }
+// same turn continues: Runtime.prompt). It asks its user (a headless run
+// denies an ask itself); modifiedArgs come with an allow.
+func Copilot() Dialect {
+	return Dialect{name: "copilot", kinds: []map[string]Kind{copilotKinds, claudeKinds}, pre: "preToolUse",
+		caps:  Caps{Ask: true, RewriteAllow: true},
+		tools: "copilot", mcp: true, effects: copilotEffects, callID: "copilot",
+		parse: parseCopilot, render: renderCopilot}
+}
 
 var copilotKinds = map[string]Kind{
 	"sessionStart":        SessionStart,
@@ -44,19 +46,17 @@ var copilotKinds = map[string]Kind{
 	"errorOccurred":       Other,
 	"notification":        Other,
 	"permissionRequest":   Other,
-	// the events in Claude Code's spelling
-	"SessionStart":       SessionStart,
-	"UserPromptSubmit":   Prompt,
-	"PreToolUse":         ToolPre,
-	"PostToolUse":        ToolPost,
-	"PostToolUseFailure": ToolFail,
-	"Stop":               Stop,
-	"SubagentStop":       SubagentStop,
-	"SessionEnd":         SessionEnd,
-	"PreCompact":         Compact,
-	"SubagentStart":      Other,
-	"Notification":       Other,
-	"PermissionRequest":  Other,
+	// of Claude Code's spelling (claudeKinds), the one it does not act on
+	"SubagentStart": Other,
+}
+
+// copilotEffects are Copilot CLI's built-in tools'.
+var copilotEffects = map[string]string{
+	"bash": "exec", "write_bash": "exec", "read_bash": "exec", "stop_bash": "exec",
+	"view": "read", "glob": "read", "grep": "read", "rg": "read",
+	"edit": "write", "create": "write", "str_replace_editor": "write",
+	"web_fetch": "network",
+	"task":      "spawn",
 }
 
 // copilotTools are Copilot's own names of the tools its snake_case events
@@ -122,22 +122,20 @@ func (in *copilotInput) name() string {
 	return ""
 }
 
-// Parse implements Dialect.
-func (Copilot) Parse(data []byte) (Event, error) {
+// parseCopilot reads either form: the event told by its fields when it
+// carries no name.
+func parseCopilot(d Dialect, data []byte) (Event, error) {
 	var in copilotInput
 	if err := json.Unmarshal(data, &in); err != nil {
-		return Event{Kind: copilotKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
+		return d.bad(in.Event, err)
 	}
 	name := in.Event
 	if name == "" {
 		name = in.name()
 	}
-	if name == "" {
-		return Event{}, fmt.Errorf("%w: no hook_event_name, and no field tells which event it is", ErrBadEvent)
-	}
-	k, ok := copilotKinds[name]
-	if !ok {
-		return Event{Name: name}, fmt.Errorf("%w %q", ErrUnknownEvent, name)
+	k, err := d.known(name, "hook_event_name, and no field tells which event it is")
+	if err != nil {
+		return Event{Name: name}, err
 	}
 	first := func(a, b string) string {
 		if a != "" {
@@ -184,27 +182,16 @@ func (Copilot) Parse(data []byte) (Event, error) {
 		ev.ToolResponse = in.ToolResultS
 	}
 	ev.Error = toolError(in.Error, ev.Kind)
-	if ev.Session == "" && ev.Kind != Other {
-		return ev, fmt.Errorf("%w: no sessionId", ErrBadEvent)
+	if err := noSession(ev, "sessionId"); err != nil {
+		return ev, err
 	}
-	if ev.Kind == ToolPre || ev.Kind == ToolPost || ev.Kind == ToolFail {
-		ev.ToolUseID = "copilot:" + ev.Tool + ":" + string(marshal(ev.ToolInput))
-	}
+	d.withCallID(&ev, "")
 	return ev, nil
 }
 
-// unnamed is what an event too large to read is when its start names no
-// event (a camelCase event, whose toolArgs come before its toolName): a
-// tool call, denied (a tool call's answer is ignored on any other event).
-func (Copilot) unnamed(ev Event) Event {
-	if ev.Name == "" {
-		return Event{Kind: ToolPre, Name: "preToolUse"}
-	}
-	return ev
-}
-
-// Render implements Dialect.
-func (Copilot) Render(ev Event, a Answer) []byte {
+// renderCopilot: permissionDecision, modifiedArgs and additionalContext
+// top level; decision block refuses a prompt or a stop.
+func renderCopilot(ev Event, a Answer) []byte {
 	out := map[string]any{}
 	switch ev.Kind {
 	case ToolPre:
@@ -233,30 +220,4 @@ func (Copilot) Render(ev Event, a Answer) []byte {
 		out["systemMessage"] = a.SystemMessage
 	}
 	return marshal(out)
-}
-
-// ToolPath implements Dialect: copilot/NAME (Copilot's own name), or
-// mcp/SERVER/TOOL for mcp__SERVER__TOOL.
-func (Copilot) ToolPath(tool string) string {
-	if p := claudeToolPath(tool); strings.HasPrefix(p, "mcp/") {
-		return p
-	}
-	return "copilot/" + tool
-}
-
-// Effects implements Dialect: Copilot CLI's built-in tools.
-func (Copilot) Effects(tool string) []string {
-	switch tool {
-	case "bash", "write_bash", "read_bash", "stop_bash":
-		return []string{"exec"}
-	case "view", "glob", "grep", "rg":
-		return []string{"read"}
-	case "edit", "create", "str_replace_editor":
-		return []string{"write"}
-	case "web_fetch":
-		return []string{"network"}
-	case "task":
-		return []string{"spawn"}
-	}
-	return nil
 }

@@ -21,10 +21,11 @@ import (
 // an MCP call is matched with its after-event by the generation, the tool
 // and the arguments. A guard's rewrite cannot be expressed in the specific
 // events: the call is denied with the rewrite in the message.
-type Cursor struct{}
-
-// Name implements Dialect.
-func (Cursor) Name() string { return "cursor" }
+func Cursor() Dialect {
+	return Dialect{name: "cursor", kinds: []map[string]Kind{cursorKinds}, pre: "preToolUse",
+		caps: Caps{Ask: true}, toolPath: cursorToolPath, effects: cursorEffects, callID: "cursor",
+		parse: parseCursor, render: renderCursor}
+}
 
 var cursorKinds = map[string]Kind{
 	"sessionStart":         SessionStart,
@@ -47,6 +48,25 @@ var cursorKinds = map[string]Kind{
 	"subagentStart":        Other,
 	"beforeTabFileRead":    Other,
 	"afterTabFileEdit":     Other,
+}
+
+// cursorEffects are Cursor's tools', its specific events' (Shell, Read,
+// Edit) among them.
+var cursorEffects = map[string]string{
+	"Shell": "exec", "run_terminal_cmd": "exec",
+	"Read": "read", "read_file": "read", "Grep": "read", "grep": "read", "codebase_search": "read",
+	"list_dir": "read", "file_search": "read", "glob_file_search": "read",
+	"Edit": "write", "Write": "write", "edit_file": "write", "search_replace": "write", "delete_file": "write", "MultiEdit": "write",
+	"web_search": "network", "WebSearch": "network", "WebFetch": "network",
+}
+
+// cursorToolPath is cursor/NAME; an MCP tool (MCP:NAME) mcp/cursor/NAME,
+// since Cursor does not say which server.
+func cursorToolPath(tool string) string {
+	if name, ok := strings.CutPrefix(tool, "MCP:"); ok {
+		return "mcp/cursor/" + name
+	}
+	return "cursor/" + tool
 }
 
 type cursorInput struct {
@@ -73,24 +93,22 @@ type cursorInput struct {
 	WorkspaceRoots []any  `json:"workspace_roots"`
 }
 
-// Parse implements Dialect.
-func (Cursor) Parse(data []byte) (Event, error) {
+// parseCursor reads Cursor's events: its specific events as tools of
+// their own.
+func parseCursor(d Dialect, data []byte) (Event, error) {
 	var in cursorInput
 	if err := json.Unmarshal(data, &in); err != nil {
-		return Event{Kind: cursorKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
+		return d.bad(in.Event, err)
 	}
-	if in.Event == "" {
-		return Event{}, fmt.Errorf("%w: no hook_event_name", ErrBadEvent)
-	}
-	k, ok := cursorKinds[in.Event]
-	if !ok {
-		return Event{Name: in.Event}, fmt.Errorf("%w %q", ErrUnknownEvent, in.Event)
+	k, err := d.known(in.Event, "hook_event_name")
+	if err != nil {
+		return Event{Name: in.Event}, err
 	}
 	ev := Event{Kind: k, Name: in.Event, Session: in.Conversation, Cwd: in.Cwd, Turn: in.Generation, Prompt: in.Prompt,
 		Tool: in.Tool, ToolUseID: in.ToolUseID, Source: in.Source, AgentID: in.SubagentID, AgentType: in.SubagentType,
 		StopActive: in.LoopCount > 0}
-	if ev.Session == "" && k != Other {
-		return ev, fmt.Errorf("%w: no conversation_id", ErrBadEvent)
+	if err := noSession(ev, "conversation_id"); err != nil {
+		return ev, err
 	}
 	input := func(v any) (map[string]any, error) {
 		switch x := v.(type) {
@@ -107,7 +125,6 @@ func (Cursor) Parse(data []byte) (Event, error) {
 		}
 		return nil, fmt.Errorf("%w: tool_input is %T, want an object", ErrBadEvent, v)
 	}
-	var err error
 	switch in.Event {
 	case "preToolUse", "postToolUse", "postToolUseFailure":
 		ev.ToolInput, err = input(in.ToolInput)
@@ -131,14 +148,13 @@ func (Cursor) Parse(data []byte) (Event, error) {
 		return ev, err
 	}
 	ev.Error = toolError(in.Error, ev.Kind)
-	if (k == ToolPre || k == ToolPost) && ev.ToolUseID == "" {
-		ev.ToolUseID = "cursor:" + in.Generation + ":" + ev.Tool + ":" + string(marshal(ev.ToolInput))
-	}
+	d.withCallID(&ev, in.Generation+":")
 	return ev, nil
 }
 
-// Render implements Dialect.
-func (Cursor) Render(ev Event, a Answer) []byte {
+// renderCursor: permission, agent_message and user_message, updated_input
+// (preToolUse only), additional_context, continue, followup_message.
+func renderCursor(ev Event, a Answer) []byte {
 	out := map[string]any{}
 	switch ev.Kind {
 	case ToolPre:
@@ -182,27 +198,4 @@ func (Cursor) Render(ev Event, a Answer) []byte {
 		out["user_message"] = a.SystemMessage
 	}
 	return marshal(out)
-}
-
-// ToolPath implements Dialect: cursor/NAME; MCP tools mcp/cursor/NAME.
-func (Cursor) ToolPath(tool string) string {
-	if name, ok := strings.CutPrefix(tool, "MCP:"); ok {
-		return "mcp/cursor/" + name
-	}
-	return "cursor/" + tool
-}
-
-// Effects implements Dialect.
-func (Cursor) Effects(tool string) []string {
-	switch tool {
-	case "Shell", "run_terminal_cmd":
-		return []string{"exec"}
-	case "Read", "read_file", "Grep", "grep", "codebase_search", "list_dir", "file_search", "glob_file_search":
-		return []string{"read"}
-	case "Edit", "Write", "edit_file", "search_replace", "delete_file", "MultiEdit":
-		return []string{"write"}
-	case "web_search", "WebSearch", "WebFetch":
-		return []string{"network"}
-	}
-	return nil
 }

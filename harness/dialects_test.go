@@ -84,7 +84,7 @@ func TestCodexDialect(t *testing.T) {
 	bash := func(id, cmd string) map[string]any {
 		return map[string]any{"tool_use_id": id, "tool_input": map[string]any{"command": cmd}}
 	}
-	runFlows(t, Codex{}, []flow{
+	runFlows(t, Codex(), []flow{
 		{captured(t, dir+"SessionStart.json", nil), `{}`},
 		{captured(t, dir+"UserPromptSubmit.json", nil),
 			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"turn note"}}`},
@@ -108,7 +108,7 @@ func TestCodexDialect(t *testing.T) {
 // Cursor: permission / agent_message / followup_message.
 func TestCursorDialect(t *testing.T) {
 	base := `"conversation_id":"conv-1","generation_id":"gen-1","workspace_roots":["/w"],"cursor_version":"2.0.77"`
-	runFlows(t, Cursor{}, []flow{
+	runFlows(t, Cursor(), []flow{
 		{`{"hook_event_name":"beforeSubmitPrompt","prompt":"fix it","attachments":[],` + base + `}`, `{"continue":true,"user_message":"turn note"}`},
 		{`{"hook_event_name":"beforeShellExecution","command":"rm -rf /","cwd":"/w",` + base + `}`,
 			`{"permission":"deny","agent_message":"no rm -rf","user_message":"no rm -rf"}`},
@@ -145,7 +145,7 @@ func TestGeminiDialect(t *testing.T) {
 		}
 		return map[string]any{"tool_input": in}
 	}
-	runFlows(t, Gemini{}, []flow{
+	runFlows(t, Gemini(), []flow{
 		{captured(t, dir+"SessionStart.json", nil), `{}`},
 		{captured(t, dir+"BeforeAgent.json", nil),
 			`{"hookSpecificOutput":{"hookEventName":"BeforeAgent","additionalContext":"turn note"}}`},
@@ -172,12 +172,12 @@ func TestGeminiDialect(t *testing.T) {
 // Gemini CLI's events as the dialect reads them: a failed tool's message,
 // PreCompress kinds.
 func TestGeminiParse(t *testing.T) {
-	ev, err := Gemini{}.Parse([]byte(captured(t, "gemini-0.61.0/AfterTool-read.json", nil)))
+	ev, err := Gemini().Parse([]byte(captured(t, "gemini-0.61.0/AfterTool-read.json", nil)))
 	if err != nil || ev.Kind != ToolFail || ev.Error != "File not found: /project/missing.txt" {
 		t.Errorf("failed read_file: %v %v %q", ev.Kind, err, ev.Error)
 	}
 	for trigger, want := range map[string]Kind{"auto": Other, "manual": Compact} {
-		ev, err := Gemini{}.Parse([]byte(captured(t, "gemini-0.61.0/PreCompress.json", map[string]any{"trigger": trigger})))
+		ev, err := Gemini().Parse([]byte(captured(t, "gemini-0.61.0/PreCompress.json", map[string]any{"trigger": trigger})))
 		if err != nil || ev.Kind != want {
 			t.Errorf("PreCompress %s: %v %v", trigger, ev.Kind, err)
 		}
@@ -193,7 +193,7 @@ func TestCopilotDialect(t *testing.T) {
 	bash := func(cmd string) map[string]any {
 		return map[string]any{"toolArgs": map[string]any{"command": cmd, "description": "run"}}
 	}
-	runFlows(t, Copilot{}, []flow{
+	runFlows(t, Copilot(), []flow{
 		{captured(t, dir+"sessionStart.json", nil), `{}`},
 		{captured(t, dir+"userPromptSubmitted.json", nil), `{"additionalContext":"turn note"}`},
 		{captured(t, dir+"preToolUse-write.json", bash("rm -rf /")),
@@ -217,7 +217,7 @@ func TestCopilotDialect(t *testing.T) {
 // input, Claude Code's tool names, read as Copilot's own.
 func TestCopilotDialectPascal(t *testing.T) {
 	const dir = "copilot-1.0.102-pascal/"
-	runFlows(t, Copilot{}, []flow{
+	runFlows(t, Copilot(), []flow{
 		{captured(t, dir+"SessionStart.json", nil), `{}`},
 		{captured(t, dir+"UserPromptSubmit.json", nil), `{"additionalContext":"turn note"}`},
 		{captured(t, dir+"PreToolUse-write.json", map[string]any{"tool_input": map[string]any{"command": "rm -rf /"}}),
@@ -241,7 +241,7 @@ func TestCopilotEventNames(t *testing.T) {
 		}
 		for _, f := range files {
 			data, _ := os.ReadFile(f)
-			ev, err := Copilot{}.Parse(data)
+			ev, err := Copilot().Parse(data)
 			want, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(f), ".json"), "-")
 			if err != nil || ev.Name != want || ev.Session == "" {
 				t.Errorf("%s: %q %v (session %q), want %s", f, ev.Name, err, ev.Session, want)
@@ -259,7 +259,7 @@ func TestCopilotEventNames(t *testing.T) {
 // a new turn.
 func TestStopContinuation(t *testing.T) {
 	base := `"session_id":"k1","cwd":"/w"`
-	runFlows(t, Claude{}, []flow{
+	runFlows(t, Claude(), []flow{
 		{`{"hook_event_name":"UserPromptSubmit","prompt":"fix it",` + base + `}`,
 			`{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"turn note"}}`},
 		{`{"hook_event_name":"Stop","stop_hook_active":false,` + base + `}`, `{"decision":"block","reason":"verify first"}`},

@@ -99,17 +99,17 @@ func TestNamelessInputDenies(t *testing.T) {
 			}
 		}
 	}
-	ev, err := Read(Claude{}, []byte(`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"`+"\xff"+`"}`))
+	ev, err := Read(Claude(), []byte(`{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"`+"\xff"+`"}`))
 	if err == nil || ev.Kind != Prompt || BadEvent(ev, err).Decision != "" {
 		t.Errorf("a broken prompt event: %+v %v", ev, err)
 	}
 	// a broken event of a name the dialect does not know: nothing says it
 	// is not a tool call
-	ev, err = Read(Claude{}, []byte(`{"hook_event_name":"Bogus","x":`))
+	ev, err = Read(Claude(), []byte(`{"hook_event_name":"Bogus","x":`))
 	if err == nil || ev.Kind != ToolPre {
 		t.Errorf("a broken unknown event: %+v %v", ev, err)
 	}
-	ev, err = Read(Claude{}, []byte(`{"hook_event_name":"Notification","x":`))
+	ev, err = Read(Claude(), []byte(`{"hook_event_name":"Notification","x":`))
 	if err == nil || ev.Kind != Other || ev.Name != "Notification" {
 		t.Errorf("a broken Notification: %+v %v", ev, err)
 	}
@@ -139,7 +139,7 @@ func TestEventName(t *testing.T) {
 // even with fail_open, which is about script errors only.
 func TestRuntimeErrorDeniesDespiteFailOpen(t *testing.T) {
 	r, _ := setup(t, mainBot+"[harness.claude]\nfail_open = true\n", map[string]string{"p.lua": `guard.tool("**", function(c, invoke) return invoke() end)`})
-	ev, err := Claude{}.Parse([]byte(preBash))
+	ev, err := Claude().Parse([]byte(preBash))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestRuntimeErrorDeniesDespiteFailOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlock()
-	a := r.Handle(ctx, Claude{}, ev)
+	a := r.Handle(ctx, Claude(), ev)
 	if a.Decision != "deny" || !strings.Contains(a.Reason, "busy") {
 		t.Errorf("a runtime error with fail_open: %+v", a)
 	}
@@ -182,7 +182,7 @@ func TestStdinTimeoutDenies(t *testing.T) {
 	if time.Since(start) > 20*time.Second {
 		t.Errorf("answered after %s", time.Since(start))
 	}
-	if ok, reason := denied(t, Claude{}, out.Bytes()); !ok || !strings.Contains(reason, "--timeout") {
+	if ok, reason := denied(t, Claude(), out.Bytes()); !ok || !strings.Contains(reason, "--timeout") {
 		t.Errorf("a never-ending stdin: %s %s", out.String(), errOut.String())
 	}
 	// nothing at all within the timeout: the strictest answer
@@ -195,7 +195,7 @@ func TestStdinTimeoutDenies(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	if ok, _ := denied(t, Gemini{}, out.Bytes()); !ok {
+	if ok, _ := denied(t, Gemini(), out.Bytes()); !ok {
 		t.Errorf("no input within the timeout: %s", out.String())
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // fuzzDialects are the dialects FuzzHookEvent runs, by its first argument.
-var fuzzDialects = []Dialect{Claude{}, Codex{}, Gemini{}, Cursor{}}
+var fuzzDialects = []Dialect{Claude(), Codex(), Gemini(), Cursor()}
 
 // FuzzHookEvent gives whole hook events, in each dialect, to the path a
 // hook process takes (Read, then BadEvent or Handle) with a behavior that

@@ -1,10 +1,6 @@
 package harness
 
-import (
-	"encoding/json"
-	"fmt"
-	"strings"
-)
+import "encoding/json"
 
 // Gemini is the dialect of Gemini CLI's hooks (read from Gemini CLI
 // 0.61.0's own events, testdata/captured/gemini-0.61.0): BeforeAgent (the
@@ -27,11 +23,14 @@ import (
 //
 // Gemini CLI can ask for a confirmation, but a headless run (-p, --yolo)
 // then waits for nobody without end: a call marked with an ask mark is
-// denied with the reason.
-type Gemini struct{}
-
-// Name implements Dialect.
-func (Gemini) Name() string { return "gemini" }
+// denied with the reason (its Caps have no Ask). A rewrite is applied
+// alone, with no decision.
+func Gemini() Dialect {
+	return Dialect{name: "gemini", kinds: []map[string]Kind{geminiKinds}, pre: "BeforeTool",
+		caps:  Caps{RewriteAlone: true},
+		tools: "gemini", mcp: true, effects: geminiEffects, callID: "gemini",
+		parse: parseGemini, render: renderGemini}
+}
 
 var geminiKinds = map[string]Kind{
 	"SessionStart":        SessionStart,
@@ -47,19 +46,29 @@ var geminiKinds = map[string]Kind{
 	"Notification":        Other,
 }
 
+// geminiEffects are Gemini CLI's built-in tools'.
+var geminiEffects = map[string]string{
+	"read_file": "read", "read_many_files": "read", "glob": "read", "search_file_content": "read",
+	"grep_search": "read", "list_directory": "read", "ls": "read",
+	"write_file": "write", "replace": "write", "edit": "write",
+	"run_shell_command": "exec",
+	"web_fetch":         "network", "google_web_search": "network",
+}
+
 type geminiInput struct {
 	claudeInput
 	PromptResponse *string `json:"prompt_response"`
 }
 
-// Parse implements Dialect.
-func (Gemini) Parse(data []byte) (Event, error) {
+// parseGemini reads Claude Code's fields, prompt_response as the last
+// message; a tool_response with an error is a failure.
+func parseGemini(d Dialect, data []byte) (Event, error) {
 	var in geminiInput
 	if err := json.Unmarshal(data, &in); err != nil {
-		return Event{Kind: geminiKinds[in.Event], Name: in.Event}, fmt.Errorf("%w: %v", ErrBadEvent, err)
+		return d.bad(in.Event, err)
 	}
 	in.LastMessage = in.PromptResponse
-	ev, err := in.event(geminiKinds)
+	ev, err := in.event(d)
 	if err != nil {
 		return ev, err
 	}
@@ -70,37 +79,27 @@ func (Gemini) Parse(data []byte) (Event, error) {
 		if m, ok := ev.ToolResponse.(map[string]any); ok {
 			if e, ok := m["error"]; ok && e != nil && e != "" {
 				ev.Kind = ToolFail
-				switch x := e.(type) {
-				case string:
-					ev.Error = x
-				case map[string]any:
+				ev.Error = toolError(e, ToolFail)
+				if x, ok := e.(map[string]any); ok { // {message, ...}: its message
 					if msg, ok := x["message"].(string); ok && msg != "" {
 						ev.Error = msg
-						break
 					}
-					ev.Error = string(marshal(e))
-				default:
-					ev.Error = string(marshal(e))
 				}
 			}
 		}
 	}
-	if ev.Kind == ToolPre || ev.Kind == ToolPost || ev.Kind == ToolFail {
-		ev.ToolUseID = "gemini:" + ev.Tool + ":" + string(marshal(ev.ToolInput))
-	}
+	d.withCallID(&ev, "")
 	return ev, nil
 }
 
-// Render implements Dialect.
-func (Gemini) Render(ev Event, a Answer) []byte {
+// renderGemini: decision deny with the reason, hookSpecificOutput
+// (additionalContext; tool_input, the rewritten arguments whole).
+func renderGemini(ev Event, a Answer) []byte {
 	out := map[string]any{}
 	if a.SystemMessage != "" {
 		out["systemMessage"] = a.SystemMessage
 	}
 	specific := map[string]any{}
-	if ev.Kind == ToolPre && a.Decision == "ask" { // headless, it would hang: fail closed
-		a = askDenied(a)
-	}
 	switch a.Decision {
 	case "deny", "block":
 		out["decision"] = "deny"
@@ -117,27 +116,4 @@ func (Gemini) Render(ev Event, a Answer) []byte {
 		out["hookSpecificOutput"] = specific
 	}
 	return marshal(out)
-}
-
-// ToolPath implements Dialect: gemini/NAME, or mcp/SERVER/TOOL.
-func (Gemini) ToolPath(tool string) string {
-	if p := claudeToolPath(tool); strings.HasPrefix(p, "mcp/") {
-		return p
-	}
-	return "gemini/" + tool
-}
-
-// Effects implements Dialect: Gemini CLI's built-in tools.
-func (Gemini) Effects(tool string) []string {
-	switch tool {
-	case "read_file", "read_many_files", "glob", "search_file_content", "grep_search", "list_directory", "ls":
-		return []string{"read"}
-	case "write_file", "replace", "edit":
-		return []string{"write"}
-	case "run_shell_command":
-		return []string{"exec"}
-	case "web_fetch", "google_web_search":
-		return []string{"network"}
-	}
-	return nil
 }

@@ -19,7 +19,7 @@ hook.tool("mcp/files/*", {post = function(call, out) return "seen " .. call.path
 // quickEvent is a Claude Code tool event of session s.
 func quickEvent(t *testing.T, name, tool, id string) Event {
 	t.Helper()
-	ev, err := Claude{}.Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"s","tool_name":"` + tool + `","tool_use_id":"` + id + `","tool_input":{"x":1},"tool_response":{"ok":true}}`))
+	ev, err := Claude().Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"s","tool_name":"` + tool + `","tool_use_id":"` + id + `","tool_input":{"x":1},"tool_response":{"ok":true}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestQuickAnswer(t *testing.T) {
 	cfg := r.cfg
 	quick := func(ev Event) bool {
 		t.Helper()
-		a, ok := Quick(ctx, cfg, Claude{}, ev)
+		a, ok := Quick(ctx, cfg, Claude(), ev)
 		if ok && !reflect.DeepEqual(a, Answer{}) {
 			t.Fatalf("quick answer %+v, want no decision", a)
 		}
@@ -65,7 +65,7 @@ func TestQuickAnswer(t *testing.T) {
 			t.Errorf("%s %s: quick %v, want %v", c.ev.Name, c.ev.Tool, got, c.want)
 		}
 		if c.want { // the full path answers the same
-			if a := r.Handle(ctx, Claude{}, c.ev); !reflect.DeepEqual(a, Answer{}) {
+			if a := r.Handle(ctx, Claude(), c.ev); !reflect.DeepEqual(a, Answer{}) {
 				t.Errorf("%s %s: the full path answers %+v", c.ev.Name, c.ev.Tool, a)
 			}
 		}
@@ -102,24 +102,24 @@ func TestQuickBoundaries(t *testing.T) {
 	ctx := context.Background()
 	read := quickEvent(t, "PreToolUse", "Read", "t1")
 	send(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go"}`)
-	if _, ok := Quick(ctx, r.cfg, Claude{}, read); !ok {
+	if _, ok := Quick(ctx, r.cfg, Claude(), read); !ok {
 		t.Fatal("no quick answer in an open round")
 	}
 	send(t, r, `{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`)
-	if _, ok := Quick(ctx, r.cfg, Claude{}, read); ok {
+	if _, ok := Quick(ctx, r.cfg, Claude(), read); ok {
 		t.Fatal("quick answer with no turn open, where the full path opens one")
 	}
-	if a := r.Handle(ctx, Claude{}, read); a.Context != "hello" {
+	if a := r.Handle(ctx, Claude(), read); a.Context != "hello" {
 		t.Fatalf("the full path: %+v, want the turn's note", a)
 	}
-	if _, ok := Quick(ctx, r.cfg, Claude{}, read); !ok {
+	if _, ok := Quick(ctx, r.cfg, Claude(), read); !ok {
 		t.Fatal("no quick answer once the tool event opened a turn")
 	}
 	send(t, r, `{"hook_event_name":"PreToolUse","session_id":"s","tool_use_id":"t9"}`) // no tool_name: fails
 	if _, err := os.Stat(reachName(r.dir, "claude/s")); !os.IsNotExist(err) {
 		t.Fatalf("a failed event left its reach: %v", err)
 	}
-	if _, ok := Quick(ctx, r.cfg, Claude{}, read); ok {
+	if _, ok := Quick(ctx, r.cfg, Claude(), read); ok {
 		t.Fatal("quick answer after a failed event")
 	}
 }
@@ -130,11 +130,11 @@ func TestQuickBrokenConfig(t *testing.T) {
 	r, _ := setup(t, mainBot, map[string]string{"p.lua": quickProg})
 	send(t, r, `{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"go"}`)
 	read := quickEvent(t, "PreToolUse", "Read", "t1")
-	if _, ok := Quick(context.Background(), r.cfg, Claude{}, read); !ok {
+	if _, ok := Quick(context.Background(), r.cfg, Claude(), read); !ok {
 		t.Fatal("no quick answer")
 	}
 	os.Remove(filepath.Join(r.cfg.Dir, "packs", "p", "p.lua"))
-	if _, ok := Quick(context.Background(), r.cfg, Claude{}, read); ok {
+	if _, ok := Quick(context.Background(), r.cfg, Claude(), read); ok {
 		t.Fatal("quick answer with a program missing")
 	}
 }
@@ -178,7 +178,7 @@ func journalOf(t *testing.T, cfgPath, sess string) []session.Entry {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	inst, err := r.instance(context.Background(), Claude{}, cfg.Hook("claude"), Event{Session: sess})
+	inst, err := r.instance(context.Background(), Claude(), cfg.Hook("claude"), Event{Session: sess})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,45 +54,19 @@ func Named(d Dialect, data []byte) Event {
 	if !ok || name == "" {
 		return Strict(d)
 	}
-	probe, _ := json.Marshal(map[string]string{"hook_event_name": name, "session_id": "-", "conversation_id": "-"})
-	ev, _ := d.Parse(probe)
-	if ev.Name != name || (ev.Kind == Other && !knownOther(d, name)) {
+	k, known := d.kind(name)
+	if !known {
 		// a name d does not know, in input it cannot read: nothing says it
 		// is not a tool call
 		return Strict(d)
 	}
-	return Event{Kind: ev.Kind, Name: name}
+	return Event{Kind: k, Name: name}
 }
-
-// knownOther: name is an event d knows and answers without acting on.
-func knownOther(d Dialect, name string) bool {
-	probe, _ := json.Marshal(map[string]string{"hook_event_name": name, "session_id": "-", "conversation_id": "-"})
-	_, err := d.Parse(probe)
-	return !errors.Is(err, ErrUnknownEvent)
-}
-
-// Oversize is Named, for the first MaxEvent+1 bytes of an event too large
-// to read whole.
-func Oversize(d Dialect, data []byte) Event { return Named(d, data) }
-
-// strictNames are the names dialects give a tool call about to run.
-var strictNames = []string{"PreToolUse", "BeforeTool", "preToolUse", "beforeShellExecution"}
 
 // Strict is the event to answer when input names no event attune can find:
-// d's PreToolUse, so that the answer (BadEvent) denies whatever tool call it
+// d's tool call, so that the answer (BadEvent) denies whatever tool call it
 // may have been.
-func Strict(d Dialect) Event {
-	if u, ok := d.(interface{ unnamed(Event) Event }); ok { // events told by their fields (Copilot CLI)
-		return u.unnamed(Event{})
-	}
-	for _, name := range strictNames {
-		probe, _ := json.Marshal(map[string]string{"hook_event_name": name, "session_id": "-", "conversation_id": "-"})
-		if ev, _ := d.Parse(probe); ev.Kind == ToolPre && ev.Name == name {
-			return Event{Kind: ToolPre, Name: name}
-		}
-	}
-	return Event{Kind: ToolPre, Name: "PreToolUse"}
-}
+func Strict(d Dialect) Event { return Event{Kind: ToolPre, Name: d.pre} }
 
 // eventName finds the top-level "hook_event_name" string of a JSON object
 // at the start of data, tolerating a byte order mark, truncation or junk

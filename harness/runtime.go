@@ -204,7 +204,7 @@ func (r *Runtime) Handle(ctx context.Context, d Dialect, ev Event) (a Answer) {
 		fmt.Fprintf(r.log, "attune hook %s: %s: %v\n", d.Name(), ev.Name, err)
 		return Failure(ev, err, false)
 	}
-	return tighten(CapsOf(d), ev, a)
+	return tighten(d.Caps(), ev, a)
 }
 
 // Failure is the safe answer to an event attune could not handle: a
@@ -591,7 +591,7 @@ func (r *Runtime) toolPre(ctx context.Context, d Dialect, h *config.HookHarness,
 				return Answer{}, fmt.Errorf("a guard rewrote the input of %s into %T; the agent needs an object", ev.Tool, op.Args)
 			}
 			a.UpdatedInput = m
-			if c := CapsOf(d); a.Decision == "" && !c.RewriteAlone {
+			if c := d.Caps(); a.Decision == "" && !c.RewriteAlone {
 				// a rewrite no guard gave a verdict: not an approval (that
 				// would skip the agent's permission rules); the agent
 				// needs a decision to apply it, and gets the stricter one

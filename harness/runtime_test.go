@@ -37,11 +37,11 @@ func setup(t *testing.T, cfgTOML string, programs map[string]string) (*Runtime, 
 // send answers one Claude Code event given as JSON.
 func send(t *testing.T, r *Runtime, event string) Answer {
 	t.Helper()
-	ev, err := Claude{}.Parse([]byte(event))
+	ev, err := Claude().Parse([]byte(event))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Handle(context.Background(), Claude{}, ev)
+	return r.Handle(context.Background(), Claude(), ev)
 }
 
 const mainBot = `
@@ -61,7 +61,7 @@ end)`})
 	if a.Decision != "block" || a.Reason != "not in this round" {
 		t.Fatalf("refused round: %+v", a)
 	}
-	inst, err := r.instance(context.Background(), Claude{}, r.cfg.Hook("claude"), Event{Session: "s"})
+	inst, err := r.instance(context.Background(), Claude(), r.cfg.Hook("claude"), Event{Session: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ hook.round("start", function(b) notify("round " .. b.round) end)
 		t.Fatalf("prompt: %+v", a)
 	}
 	// the refused prompt used up no turn: this is turn 1
-	inst, err := r.instance(context.Background(), Claude{}, r.cfg.Hook("claude"), Event{Session: "s"})
+	inst, err := r.instance(context.Background(), Claude(), r.cfg.Hook("claude"), Event{Session: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestToolPostAndFailure(t *testing.T) {
 	if a.Decision != "" {
 		t.Fatalf("stop: %+v", a)
 	}
-	inst, _ := r.instance(context.Background(), Claude{}, r.cfg.Hook("claude"), Event{Session: "s"})
+	inst, _ := r.instance(context.Background(), Claude(), r.cfg.Hook("claude"), Event{Session: "s"})
 	defer inst.Stop()
 	if inst.Turn().InTurn {
 		t.Fatal("the turn is still open after Stop")
@@ -239,7 +239,7 @@ Explore = "scout"
 	if a.Decision != "" {
 		t.Fatalf("main agent: %+v", a)
 	}
-	inst, err := r.instance(context.Background(), Claude{}, r.cfg.Hook("claude"), Event{Session: "s", AgentID: "ag1", AgentType: "Explore"})
+	inst, err := r.instance(context.Background(), Claude(), r.cfg.Hook("claude"), Event{Session: "s", AgentID: "ag1", AgentType: "Explore"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestFindConfig(t *testing.T) {
 }
 
 func TestClaudeDialect(t *testing.T) {
-	c := Claude{}
+	c := Claude()
 	for tool, want := range map[string]string{"Bash": "claude/Bash", "mcp__github__create_issue": "mcp/github/create_issue", "mcp__odd": "claude/mcp__odd"} {
 		if got := c.ToolPath(tool); got != want {
 			t.Errorf("ToolPath(%s) = %s", tool, got)
@@ -372,14 +372,14 @@ func TestMemoryStoreWarnsAtSessionStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if a := w.Handle(context.Background(), Claude{}, mustParse(t, `{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}`)); a.SystemMessage != "" {
+	if a := w.Handle(context.Background(), Claude(), mustParse(t, `{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}`)); a.SystemMessage != "" {
 		t.Errorf("hook serve: %+v", a)
 	}
 }
 
 func mustParse(t *testing.T, event string) Event {
 	t.Helper()
-	ev, err := Claude{}.Parse([]byte(event))
+	ev, err := Claude().Parse([]byte(event))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,11 @@ import (
 // answerJSON sends one Claude Code event and returns the rendered answer.
 func answerJSON(t *testing.T, r *Runtime, event string) string {
 	t.Helper()
-	ev, err := Claude{}.Parse([]byte(event))
+	ev, err := Claude().Parse([]byte(event))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(Claude{}.Render(ev, r.Handle(context.Background(), Claude{}, ev)))
+	return string(Claude().Render(ev, r.Handle(context.Background(), Claude(), ev)))
 }
 
 // sameJSON fails unless got and want are the same JSON value.
@@ -102,7 +102,7 @@ func TestVerdictsTightened(t *testing.T) {
 	if a.Decision != "block" || a.Halt {
 		t.Errorf("halt at a prompt without Halt: %+v", a)
 	}
-	if got := tighten(CapsOf(Claude{}), Event{Kind: ToolPre}, Answer{Decision: "ask", Halt: true, StopReason: "s"}); got.Decision != "ask" || !got.Halt {
+	if got := tighten(Claude().Caps(), Event{Kind: ToolPre}, Answer{Decision: "ask", Halt: true, StopReason: "s"}); got.Decision != "ask" || !got.Halt {
 		t.Errorf("claude keeps ask and halt: %+v", got)
 	}
 }

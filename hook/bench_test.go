@@ -193,11 +193,11 @@ end)`})
 					fmt.Sprintf(`{"hook_event_name":"PostToolUse","session_id":"bench","tool_name":"Bash","tool_use_id":"old_%d","tool_input":{"command":"ls"},"tool_response":{"stdout":"x"}}`, k),
 					`{"hook_event_name":"Stop","session_id":"bench","last_assistant_message":"done"}`,
 				} {
-					e, err := harness.Claude{}.Parse([]byte(ev))
+					e, err := harness.Claude().Parse([]byte(ev))
 					if err != nil {
 						b.Fatal(err)
 					}
-					if a := r.Handle(context.Background(), harness.Claude{}, e); a.Decision != "" {
+					if a := r.Handle(context.Background(), harness.Claude(), e); a.Decision != "" {
 						b.Fatalf("%s: %+v", ev, a)
 					}
 				}

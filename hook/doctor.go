@@ -211,7 +211,7 @@ func doctorCommand(ctx context.Context, o DoctorOptions, dialect, file, command 
 func dryRun(ctx context.Context, cfg *config.Config, dialect string) Check {
 	d, ok := harness.Dialects(dialect)
 	if !ok {
-		d = harness.Claude{}
+		d = harness.Claude()
 	}
 	var log bytes.Buffer
 	rt, err := harness.New(ctx, cfg, harness.Options{Stderr: &log, Store: engine.NewMemoryStore()})

@@ -38,7 +38,7 @@ end)`), 0o644)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, r, ln, harness.Claude{}, o) }()
+	go func() { done <- Serve(ctx, r, ln, harness.Claude(), o) }()
 	t.Cleanup(func() { cancel(); <-done; r.Close() })
 	return r, "http://" + ln.Addr().String() + HTTPPath
 }

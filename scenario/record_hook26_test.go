@@ -77,11 +77,11 @@ argv = ["sh", "-c", "echo ok"]
 		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"c","tool_input":{"command":"deploy"}}`,
 		`{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`,
 	} {
-		e, err := harness.Claude{}.Parse([]byte(ev))
+		e, err := harness.Claude().Parse([]byte(ev))
 		if err != nil {
 			t.Fatal(err)
 		}
-		answers = append(answers, string(harness.Claude{}.Render(e, r.Handle(ctx, harness.Claude{}, e))))
+		answers = append(answers, string(harness.Claude().Render(e, r.Handle(ctx, harness.Claude(), e))))
 	}
 	r.Close()
 	if !strings.Contains(answers[1], `guard saw env from PreToolUse`) || !strings.Contains(answers[2], `sk-[redacted]`) ||

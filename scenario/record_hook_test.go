@@ -45,11 +45,11 @@ func TestRecordHookSession(t *testing.T) {
 		`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b","tool_input":{"command":"rm -rf /"}}`,
 		`{"hook_event_name":"Stop","session_id":"s","last_assistant_message":"done"}`,
 	} {
-		e, err := harness.Claude{}.Parse([]byte(ev))
+		e, err := harness.Claude().Parse([]byte(ev))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Handle(ctx, harness.Claude{}, e)
+		r.Handle(ctx, harness.Claude(), e)
 	}
 	r.Close()
 

@@ -58,11 +58,11 @@ timeout = "20s"
 	cwd, _ := json.Marshal(work)
 	ev := func(name, rest string) string {
 		t.Helper()
-		e, err := harness.Claude{}.Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"g1","cwd":` + string(cwd) + rest + `}`))
+		e, err := harness.Claude().Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"g1","cwd":` + string(cwd) + rest + `}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(harness.Claude{}.Render(e, r.Handle(ctx, harness.Claude{}, e)))
+		return string(harness.Claude().Render(e, r.Handle(ctx, harness.Claude(), e)))
 	}
 	has := func(what, got string, want ...string) {
 		t.Helper()
@@ -123,11 +123,11 @@ bot = "main"
 	cwd, _ := json.Marshal(dir)
 	ev := func(name, rest string) string {
 		t.Helper()
-		e, err := harness.Gemini{}.Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"gm1","cwd":` + string(cwd) + rest + `}`))
+		e, err := harness.Gemini().Parse([]byte(`{"hook_event_name":"` + name + `","session_id":"gm1","cwd":` + string(cwd) + rest + `}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(harness.Gemini{}.Render(e, r.Handle(ctx, harness.Gemini{}, e)))
+		return string(harness.Gemini().Render(e, r.Handle(ctx, harness.Gemini(), e)))
 	}
 	ev("BeforeAgent", `,"prompt":"go"`)
 	if got := ev("BeforeTool", `,"tool_name":"run_shell_command","tool_input":{"command":"sudo rm -rf /usr"}`); !strings.Contains(got, "deny") || !strings.Contains(got, "rm_outside") {
