@@ -17,7 +17,6 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
-	"github.com/attune-dev/attune/hostreads"
 )
 
 // DefaultTimeout bounds one event: waiting for the session's lock
@@ -121,13 +120,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 		rt.store, rt.dir, rt.tmp = "", dir, dir
 	}
 	// attune is the host here: it answers admit/read itself ([harness.reads])
-	reads := hostreads.New(cfg.Reads, cfg.Dir)
 	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Trace: o.Trace, Print: tl.print,
 		Logger: slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Read: func(ctx context.Context, key string) (any, error) {
-			c, _ := engine.ReadCallOf(ctx)
-			return reads.Read(ctx, key, c.Arg, c.HasArg, rt.cwdOf(c.Instance))
-		}})
+		Read:   HostReads(cfg, rt.cwdOf)})
 	if err != nil {
 		if rt.tmp != "" {
 			os.RemoveAll(rt.tmp)

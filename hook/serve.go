@@ -27,6 +27,51 @@ import (
 	"github.com/attune-dev/attune/harness"
 )
 
+// ListenOptions are `attune hook serve DIALECT`'s.
+type ListenOptions struct {
+	// Listen is the address (checked by CheckListen first).
+	Listen string
+	// Config is --config ("": harness.FindConfig's search).
+	Config string
+	// Stderr hears where serve answers and what goes wrong.
+	Stderr io.Writer
+	// ServeOptions bound the serving; the Token is the configuration's
+	// (LoadToken).
+	ServeOptions
+}
+
+// ListenAndServe is `attune hook serve`: it finds the configuration, loads
+// its token (LoadToken, beside the configuration), opens a warm runtime and
+// answers on o.Listen until ctx is done.
+func ListenAndServe(ctx context.Context, d harness.Dialect, o ListenOptions) error {
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	cwd, _ := os.Getwd()
+	path, err := harness.FindConfig(o.Config, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if o.Token, err = LoadToken(filepath.Dir(abs)); err != nil {
+		return err
+	}
+	rt, err := harness.Open(ctx, path, harness.Options{Warm: true, Stderr: o.Stderr})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Stderr, "attune hook serve %s: answering on http://%s%s (requests carry the %s header of %s)\n", d.Name(), ln.Addr(), HTTPPath, TokenHeader, TokenFile(filepath.Dir(abs)))
+	return Serve(ctx, rt, ln, d, o.ServeOptions)
+}
+
 // CheckListen refuses a listen address that is not loopback unless
 // anyAddr: the hook server answers for the agent's permissions, so by
 // default only the local machine may reach it.

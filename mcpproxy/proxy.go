@@ -20,7 +20,7 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
-	"github.com/attune-dev/attune/hostreads"
+	"github.com/attune-dev/attune/harness"
 	wire "github.com/attune-dev/attune/internal/jsonrpc"
 	"github.com/attune-dev/attune/internal/workers"
 )
@@ -149,12 +149,10 @@ func Serve(ctx context.Context, o Options) error {
 		workers:    workers.New(0),
 	}
 	logger := slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	reads := hostreads.New(cfg.Reads, cfg.Dir) // attune is the host: [harness.reads]
+	// attune is the host: it answers admit/read itself ([harness.reads]), as
+	// for a hook event
 	p.e, err = engine.New(ctx, engine.Options{Config: cfg, Store: o.Store, Logger: logger, JournalDelay: cfg.MCP.JournalDelay,
-		Read: func(ctx context.Context, key string) (any, error) {
-			c, _ := engine.ReadCallOf(ctx)
-			return reads.Read(ctx, key, c.Arg, c.HasArg, "")
-		}})
+		Read: harness.HostReads(cfg, nil)})
 	if err != nil {
 		return err
 	}

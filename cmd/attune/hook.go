@@ -6,19 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
-	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/hook"
 )
@@ -101,291 +95,55 @@ func installArg(what string, args []string, stderr io.Writer) (string, []string,
 	return args[0], args[1:], true
 }
 
-// installScope reads --user and --local.
-func installScope(harness string, user, local bool) (hook.Scope, error) {
-	switch {
-	case user && local:
-		return 0, errors.New("--user and --local name different files: give one")
-	case user:
-		return hook.ScopeUser, nil
-	case local && harness != "claude":
-		return 0, fmt.Errorf("--local is Claude Code's .claude/settings.local.json; %s has no local settings file", harness)
-	case local:
-		return hook.ScopeLocal, nil
-	}
-	return hook.ScopeProject, nil
-}
-
-// installWhere is where the hook files of a project and of this user are.
-func installWhere(project string) (hook.Where, error) {
-	dir, err := filepath.Abs(project)
-	if err != nil {
-		return hook.Where{}, err
-	}
-	home, _ := os.UserHomeDir()
-	return hook.Where{Project: dir, Home: home, Getenv: os.Getenv}, nil
-}
-
 func hookInstallCmd(args []string, stdout, stderr io.Writer) int {
-	harness, args, ok := installArg("install", args, stderr)
+	name, args, ok := installArg("install", args, stderr)
 	if !ok {
 		return 2
 	}
-	fs := flag.NewFlagSet("attune hook install "+harness, flag.ContinueOnError)
+	fs := flag.NewFlagSet("attune hook install "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	project := fs.String("project", ".", "the project whose hook file gets the entries")
-	user := fs.Bool("user", false, "install into this user's own configuration of the harness (every project)")
-	local := fs.Bool("local", false, "install into .claude/settings.local.json, the project's unshared Claude Code settings")
-	cfgFlag := fs.String("config", "", "the attune configuration (default: attune.toml in the project; with --user, the one each project has)")
-	httpAddr := fs.String("http", "", "install http entries for `attune hook serve claude --listen ADDR` instead of commands (claude)")
-	binary := fs.String("binary", "", "the attune binary the hooks run (default: this one)")
+	r := hook.InstallRequest{Harness: name}
+	fs.StringVar(&r.Project, "project", ".", "the project whose hook file gets the entries")
+	fs.BoolVar(&r.User, "user", false, "install into this user's own configuration of the harness (every project)")
+	fs.BoolVar(&r.Local, "local", false, "install into .claude/settings.local.json, the project's unshared Claude Code settings")
+	fs.StringVar(&r.Config, "config", "", "the attune configuration (default: attune.toml in the project; with --user, the one each project has)")
+	fs.StringVar(&r.HTTP, "http", "", "install http entries for `attune hook serve claude --listen ADDR` instead of commands (claude)")
+	fs.StringVar(&r.Binary, "binary", "", "the attune binary the hooks run (default: this one)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	scope, err := installScope(harness, *user, *local)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook install:", err)
-		return 2
-	}
-	where, err := installWhere(*project)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook install:", err)
-		return 1
-	}
-	in := hook.Install{HTTP: *httpAddr}
-	if in.HTTP != "" {
-		if harness != "claude" {
-			fmt.Fprintf(stderr, "attune hook install: --http is for Claude Code (attune hook serve claude); %s runs hook commands\n", harness)
-			return 2
-		}
-		if _, port, err := net.SplitHostPort(in.HTTP); err != nil || !validPort(port) {
-			fmt.Fprintf(stderr, "attune hook install: --http %s: want 127.0.0.1:PORT, the address `attune hook serve claude --listen` answers on\n", in.HTTP)
-			return 2
-		}
-		if *cfgFlag != "" {
-			fmt.Fprintln(stderr, "attune hook install: --config is not used with --http: http entries carry no configuration; give it to `attune hook serve claude --config FILE`")
-			return 2
-		}
-		if err := hook.CheckListen(in.HTTP, false); err != nil {
-			fmt.Fprintf(stderr, "attune hook install: --http %s: not a loopback address; install writes only loopback hook URLs (127.0.0.1 or ::1), since hook answers decide what the agent may run\n", in.HTTP)
-			return 2
-		}
-		// the secret `hook serve` requires, beside the project's configuration
-		if in.Token, err = hook.LoadToken(where.Project); err != nil {
-			fmt.Fprintln(stderr, "attune hook install:", err)
-			return 1
-		}
-	} else {
-		cfg := *cfgFlag
-		if cfg == "" && scope != hook.ScopeUser {
-			cfg = filepath.Join(where.Project, config.DefaultFile)
-		}
-		if cfg != "" {
-			if in.Config, err = filepath.Abs(cfg); err != nil {
-				fmt.Fprintln(stderr, "attune hook install:", err)
-				return 1
-			}
-			if _, err := config.Load(in.Config); err != nil {
-				fmt.Fprintf(stderr, "attune hook install: %v\n", err)
-				return 1
-			}
-		}
-		in.Binary = *binary
-		if in.Binary == "" {
-			if in.Binary, err = os.Executable(); err != nil {
-				fmt.Fprintln(stderr, "attune hook install: cannot find this attune binary:", err)
-				return 1
-			}
-		}
-		if in.Binary, err = filepath.Abs(in.Binary); err != nil {
-			fmt.Fprintln(stderr, "attune hook install:", err)
-			return 1
-		}
-		if err := installableBinary(in.Binary); err != nil {
-			fmt.Fprintln(stderr, "attune hook install:", err)
-			return 1
-		}
-		if st, err := os.Stat(in.Binary); err != nil || st.IsDir() {
-			fmt.Fprintf(stderr, "attune hook install: --binary %s: no such program\n", in.Binary)
-			return 1
-		}
-	}
-	file, err := hook.HookFile(harness, scope, where)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook install:", err)
-		return 2
-	}
-	res, err := hook.InstallHooks(harness, file, in, where)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook install:", err)
-		return 1
-	}
-	if res.Unchanged {
-		fmt.Fprintf(stdout, "attune hooks already installed in %s (%d events: %s)\n", res.File, len(res.Events), strings.Join(res.Events, ", "))
-	} else {
-		fmt.Fprintf(stdout, "attune hooks installed in %s (%d events: %s)\n", res.File, len(res.Events), strings.Join(res.Events, ", "))
-	}
-	if res.Trust != "" {
-		fmt.Fprintf(stdout, "trusted in %s ([hooks.state] trusted_hash for each entry)\n", res.Trust)
-	}
-	if in.HTTP == "" {
-		fmt.Fprintf(stdout, "hooks run: %s\n", in.Binary)
-	}
-	notes := configNotes(in)
-	if cfgFile := in.Config; cfgFile != "" || in.HTTP == "" {
-		if cfgFile == "" {
-			cfgFile = filepath.Join(where.Project, config.DefaultFile)
-		}
-		notes = append(notes, guardrailsNotes(cfgFile)...)
-	}
-	for _, n := range append(notes, harnessNotes(harness, scope, where)...) {
-		fmt.Fprintln(stdout, n)
-	}
-	return 0
-}
-
-// configNotes says what the installed hooks answer with: the
-// configuration they load.
-func configNotes(in hook.Install) []string {
-	switch {
-	case in.HTTP != "":
-		return []string{"configuration: the one `attune hook serve claude` loads"}
-	case in.Config != "":
-		return []string{"configuration: " + in.Config}
-	}
-	return []string{"configuration: attune.toml of each project (or $ATTUNE_CONFIG)"}
-}
-
-// guardrailsPolicies are the policies of the engine's guardrails program
-// (behaviors/guardrails.lua), in the order its docs list them.
-var guardrailsPolicies = []string{"protected_paths", "destructive_commands", "git_hygiene", "secrets",
-	"read_before_edit", "test_gate", "call_limits", "session_context", "rules"}
-
-// guardrailsNotes says which guardrails policies each bot of the
-// configuration in file turns on; nothing when it cannot be loaded or no
-// bot selects guardrails.
-func guardrailsNotes(file string) []string {
-	cfg, err := config.Load(file)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, name := range slices.Sorted(maps.Keys(cfg.Bots)) {
-		b := cfg.Bots[name]
-		if !slices.Contains(b.Behaviors, "guardrails") {
-			continue
-		}
-		c := b.ConfigFor("guardrails")
-		var on []string
-		for _, p := range guardrailsPolicies {
-			v, ok := c[p]
-			if !ok || v == false {
-				continue
-			}
-			if m, isMap := v.(map[string]any); isMap && m["enabled"] == false {
-				continue
-			}
-			on = append(on, p)
-		}
-		if len(on) == 0 {
-			out = append(out, "guardrails (bot "+name+"): no policy on; add [bots."+name+".config.guardrails.POLICY] tables")
-			continue
-		}
-		out = append(out, "guardrails (bot "+name+"): "+strings.Join(on, ", "))
-	}
-	return out
-}
-
-// harnessNotes is what a user must still do for the harness to run the
-// hooks.
-func harnessNotes(harness string, scope hook.Scope, w hook.Where) []string {
-	switch harness {
-	case "codex":
-		if scope != hook.ScopeUser {
-			return []string{"Codex reads .codex/hooks.json only in a trusted project: trust_level = \"trusted\" under [projects.\"" + w.Project + "\"] in config.toml (Codex asks on first start)"}
-		}
-	case "gemini":
-		if scope != hook.ScopeUser {
-			return []string{"Gemini CLI runs a project's hooks only in a trusted folder (it asks on first start; --skip-trust turns them off)"}
-		}
-	case "copilot":
-		if scope != hook.ScopeUser {
-			return []string{"Copilot CLI runs .github/hooks only in a trusted folder (it asks on first start)"}
-		}
-	}
-	return nil
-}
-
-// installableBinary refuses a binary that will not be there when the
-// harness runs the hooks (hook.CheckBinary), Go's build cache found as the
-// go command says when there is one (`go env -w GOCACHE` is not in the
-// environment).
-func installableBinary(bin string) error {
-	var caches []string
-	if gobin, err := exec.LookPath("go"); err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if out, err := exec.CommandContext(ctx, gobin, "env", "GOCACHE").Output(); err == nil {
-			if c := strings.TrimSpace(string(out)); c != "" && c != "off" {
-				caches = append(caches, c)
-			}
-		}
-	}
-	return hook.CheckBinary(bin, caches...)
-}
-
-// validPort reports whether port is a TCP port number a URL can name.
-func validPort(port string) bool {
-	n, err := strconv.Atoi(port)
-	return err == nil && n > 0 && n < 65536
+	return exitOf("attune hook install", hook.RunInstall(r, stdout), stderr)
 }
 
 func hookUninstallCmd(args []string, stdout, stderr io.Writer) int {
-	harness, args, ok := installArg("uninstall", args, stderr)
+	name, args, ok := installArg("uninstall", args, stderr)
 	if !ok {
 		return 2
 	}
-	fs := flag.NewFlagSet("attune hook uninstall "+harness, flag.ContinueOnError)
+	fs := flag.NewFlagSet("attune hook uninstall "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	project := fs.String("project", ".", "the project whose hook file loses attune's entries")
-	user := fs.Bool("user", false, "uninstall from this user's own configuration of the harness")
-	local := fs.Bool("local", false, "uninstall from .claude/settings.local.json")
+	r := hook.InstallRequest{Harness: name}
+	fs.StringVar(&r.Project, "project", ".", "the project whose hook file loses attune's entries")
+	fs.BoolVar(&r.User, "user", false, "uninstall from this user's own configuration of the harness")
+	fs.BoolVar(&r.Local, "local", false, "uninstall from .claude/settings.local.json")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	scope, err := installScope(harness, *user, *local)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook uninstall:", err)
-		return 2
-	}
-	where, err := installWhere(*project)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook uninstall:", err)
-		return 1
-	}
-	file, err := hook.HookFile(harness, scope, where)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook uninstall:", err)
-		return 2
-	}
-	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stdout, "no %s: no attune hooks to remove\n", file)
+	return exitOf("attune hook uninstall", hook.RunUninstall(r, stdout), stderr)
+}
+
+// exitOf is the exit status of a hook command's outcome: 0, 2 for a
+// request wrong as given (hook.UsageError), else 1; what went wrong goes
+// to stderr after who.
+func exitOf(who string, err error, stderr io.Writer) int {
+	if err == nil {
 		return 0
 	}
-	res, err := hook.UninstallHooks(harness, file, where)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook uninstall:", err)
-		return 1
+	fmt.Fprintln(stderr, who+":", err)
+	if u := (*hook.UsageError)(nil); errors.As(err, &u) {
+		return 2
 	}
-	if res.Unchanged {
-		fmt.Fprintf(stdout, "no attune hooks in %s: nothing removed\n", res.File)
-		return 0
-	}
-	fmt.Fprintf(stdout, "attune hooks removed from %s (%s)\n", res.File, strings.Join(res.Events, ", "))
-	if res.Trust != "" {
-		fmt.Fprintf(stdout, "their trust entries removed from %s\n", res.Trust)
-	}
-	return 0
+	return 1
 }
 
 func hookServeCmd(args []string, stdout, stderr io.Writer) int {
@@ -409,37 +167,11 @@ func hookServeCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 2
 	}
-	cwd, _ := os.Getwd()
-	path, err := harness.FindConfig(*cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook serve:", err)
-		return 1
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook serve:", err)
-		return 1
-	}
-	token, err := hook.LoadToken(filepath.Dir(abs))
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook serve:", err)
-		return 1
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := harness.Open(ctx, path, harness.Options{Warm: true, Stderr: stderr})
+	err := hook.ListenAndServe(ctx, d, hook.ListenOptions{Listen: *listen, Config: *cfgFlag, Stderr: stderr,
+		ServeOptions: hook.ServeOptions{Timeout: *timeout, MaxConns: *maxConns, MaxWarm: *maxWarm}})
 	if err != nil {
-		fmt.Fprintln(stderr, "attune hook serve:", err)
-		return 1
-	}
-	defer rt.Close()
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook serve:", err)
-		return 1
-	}
-	fmt.Fprintf(stderr, "attune hook serve %s: answering on http://%s%s (requests carry the %s header of %s)\n", name, ln.Addr(), hook.HTTPPath, hook.TokenHeader, hook.TokenFile(filepath.Dir(abs)))
-	if err := hook.Serve(ctx, rt, ln, d, hook.ServeOptions{Timeout: *timeout, Token: token, MaxConns: *maxConns, MaxWarm: *maxWarm}); err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
 	}
