@@ -412,3 +412,56 @@ func TestTurnStateSurvivesKill(t *testing.T) {
 		st.Close()
 	}
 }
+
+// R3.11: a long-lived instance reads nothing of its journal to complete a
+// call it left open, however many calls its open turn (and the turns
+// before) held; an instance brought back deep in a long open turn reads
+// the entries after the stored state only.
+func TestTurnFoldReadsNoHistory(t *testing.T) {
+	ctx := context.Background()
+	st := &readCounter{Store: store.NewMemory()}
+	e := testEngine(t, foldCfg, foldPrograms, func(o *Options) { o.Store = st })
+	e.RegisterTool(echoTool("sh", "exec"))
+	i := start(t, e, "x", "main")
+	pair := func(key string) {
+		t.Helper()
+		if op := i.ToolBegin(ctx, ToolCall{Path: "sh", Args: "ab"}, key); op.Status != StatusPending {
+			t.Fatal(op)
+		}
+		if _, err := i.ToolEnd(ctx, ToolCall{Path: "sh"}, key, "out", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for turn := range 3 {
+		ok(t)(i.BeginTurn(ctx, TurnInput{}))
+		ok(t)(i.BeginRound(ctx))
+		for k := range 700 {
+			pair(fmt.Sprint(turn, "-", k))
+		}
+		if turn < 2 {
+			ok(t)(i.EndRound(ctx, RoundEnd{}))
+			ok(t)(i.EndTurn(ctx))
+		}
+	}
+	st.n.Store(0)
+	pair("last")
+	if n := st.n.Load(); n != 0 {
+		t.Fatalf("completing a call read %d journal entries", n)
+	}
+	st.n.Store(0)
+	i, err := e.Restart(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.n.Load(); n > stateEvery+1 {
+		t.Fatalf("bringing the instance back read %d journal entries", n)
+	}
+	st.n.Store(0)
+	pair("after")
+	if n := st.n.Load(); n != 0 {
+		t.Fatalf("completing a call after the restart read %d journal entries", n)
+	}
+	if ts := i.Turn(); ts.Turn != 3 || !ts.InTurn || !ts.InRound {
+		t.Fatalf("brought back as %+v", ts)
+	}
+}

@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/attune-dev/attune/harness"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/harness"
 )
 
 // Benchmarks of one hook event, end to end as the agent pays for it: a
@@ -122,17 +127,73 @@ func BenchmarkHookProcessScheme(b *testing.B) {
 	}
 }
 
-// BenchmarkHookServe: the same event and guard through `attune hook serve`.
+// BenchmarkHookServe: the same event and guard through `attune hook serve`
+// (pre); a PostToolUse after 10 and after 10,000 calls in the open turn
+// (post/calls=N, its median as post-p50-ns), which a warm instance answers
+// at the same cost; and the floor, a trivial HTTP server reading the same
+// event and answering {} (echo):
+//
+//	go test ./hook -run XXX -bench HookServe -benchtime 200x -count 3
 func BenchmarkHookServe(b *testing.B) {
-	cfg := benchProject(b, `"g"`, map[string]string{"g.lua": `
+	b.Run("pre", func(b *testing.B) {
+		cfg := benchProject(b, `"g"`, map[string]string{"g.lua": luaGuard})
+		post := servePoster(b, "http://"+startServe(b, cfg)+HTTPPath, serveToken(b, cfg))
+		post([]byte(`{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"go"}`))
+		b.ResetTimer()
+		for k := range b.N {
+			post(preEvent(k))
+		}
+	})
+	for _, calls := range []int{10, 10000} {
+		b.Run(fmt.Sprintf("post/calls=%d", calls), func(b *testing.B) {
+			cfg := benchProject(b, `"g"`, map[string]string{"g.lua": luaGuard})
+			openTurn(b, cfg, calls)
+			post := servePoster(b, "http://"+startServe(b, cfg)+HTTPPath, serveToken(b, cfg))
+			post(preEventID("warm")) // the instance brought back once
+			post(postEventID("warm"))
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for k := range b.N {
+				b.StopTimer()
+				post(preEvent(k))
+				b.StartTimer()
+				t0 := time.Now()
+				post(postToolEvent(k))
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			reportP50(b, "post-p50-ns", lat)
+		})
+	}
+	b.Run("echo", func(b *testing.B) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, "{}")
+		}))
+		defer srv.Close()
+		post := servePoster(b, srv.URL+HTTPPath, "")
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for k := range b.N {
+			t0 := time.Now()
+			post(postToolEvent(k))
+			lat = append(lat, time.Since(t0))
+		}
+		b.StopTimer()
+		reportP50(b, "post-p50-ns", lat)
+	})
+}
+
+const luaGuard = `
 guard.tool("claude/Bash", function(call, invoke)
   if string.find(call.args.command, "rm -rf", 1, true) then return refuse("no") end
   return invoke()
-end)`})
-	addr := startServe(b, cfg)
-	url := "http://" + addr + HTTPPath
-	tok := serveToken(b, cfg)
-	post := func(event []byte) {
+end)`
+
+// servePoster posts events to url, failing on anything but a 200 answer.
+func servePoster(b *testing.B, url, tok string) func([]byte) {
+	return func(event []byte) {
 		resp, err := postWith(url, tok, "application/json", event)
 		if err != nil {
 			b.Fatal(err)
@@ -144,11 +205,15 @@ end)`})
 			b.Fatalf("%d %q", resp.StatusCode, out.String())
 		}
 	}
-	post([]byte(`{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"go"}`))
-	b.ResetTimer()
-	for k := range b.N {
-		post(preEvent(k))
+}
+
+// reportP50 reports the median of lat as metric.
+func reportP50(b *testing.B, metric string, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
 	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), metric)
 }
 
 // BenchmarkHookPython3: the baseline, a trivial python3 hook.
