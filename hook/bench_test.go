@@ -80,9 +80,48 @@ func benchProcess(b *testing.B, cfg string, full bool) {
 }
 
 // BenchmarkHookProcessNoMatch: a fresh attune process per event, no
-// guard or hook matches the tool.
+// guard or hook matches the tool (the quick answer), against the floor of
+// any hook written in Go: a minimal Go binary that reads the event from
+// stdin and prints {} ("minimal-go", built here with the same go build),
+// in the same run; the goal is attune within 1.5x of it:
+//
+//	go test ./hook -run XXX -bench HookProcessNoMatch$ -benchtime 50x -count 5
 func BenchmarkHookProcessNoMatch(b *testing.B) {
-	benchProcess(b, benchProject(b, "", nil), false)
+	cfg := benchProject(b, "", nil)
+	minimal := minimalGo(b)
+	b.Run("attune", func(b *testing.B) { benchProcess(b, cfg, false) })
+	b.Run("minimal-go", func(b *testing.B) {
+		for k := range b.N {
+			execHook(b, []string{minimal}, preEvent(k))
+		}
+	})
+}
+
+// minimalGo builds the Go program a minimal hook is: read stdin, print {}.
+func minimalGo(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module minimal\n\ngo 1.26\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(`package main
+
+import (
+	"io"
+	"os"
+)
+
+func main() {
+	io.ReadAll(os.Stdin)
+	os.Stdout.WriteString("{}\n")
+}
+`), 0o644)
+	bin := filepath.Join(dir, "minimal")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building the minimal Go hook: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // BenchmarkHookProcessNoMatchFull: the same, each event on the full path
@@ -93,13 +132,20 @@ func BenchmarkHookProcessNoMatchFull(b *testing.B) {
 }
 
 // BenchmarkHookProcessLuaGuard: a fresh attune process per event, one Lua
-// guard on the tool, the SQLite store.
+// guard on the tool, the SQLite store ("guard"), against the quick answer
+// of a project where nothing matches ("quick") in the same run; the goal
+// is the guarded event within 1.6x of the quick answer:
+//
+//	go test ./hook -run XXX -bench HookProcessLuaGuard -benchtime 50x -count 5
 func BenchmarkHookProcessLuaGuard(b *testing.B) {
-	benchProcess(b, benchProject(b, `"g"`, map[string]string{"g.lua": `
+	guarded := benchProject(b, `"g"`, map[string]string{"g.lua": `
 guard.tool("claude/Bash", function(call, invoke)
   if string.find(call.args.command, "rm -rf", 1, true) then return refuse("no") end
   return invoke()
-end)`}), false)
+end)`})
+	quick := benchProject(b, "", nil)
+	b.Run("guard", func(b *testing.B) { benchProcess(b, guarded, false) })
+	b.Run("quick", func(b *testing.B) { benchProcess(b, quick, false) })
 }
 
 // BenchmarkHookProcessScheme: a fresh attune process per event, the five

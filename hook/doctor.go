@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/attune-dev/attune/config"
@@ -53,7 +54,7 @@ var harnessFiles = []struct{ dialect, file string }{
 }
 
 // attuneEntry matches a command entry of attune's: BIN ... hook DIALECT.
-var attuneEntry = regexp.MustCompile(`\bhook\s+(claude|codex|gemini|cursor|copilot)\b`)
+var attuneEntry = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bhook\s+(claude|codex|gemini|cursor|copilot)\b`) })
 
 // Doctor checks an installed project: every harness file there that holds
 // attune's hook entries, each entry's binary (present, executable, the
@@ -109,11 +110,11 @@ func entries(v any) (cmds []string, urls []urlEntry) {
 	walk = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
-			if c, ok := x["command"].(string); ok && attuneEntry.MatchString(c) && !slices.Contains(cmds, c) {
+			if c, ok := x["command"].(string); ok && attuneEntry().MatchString(c) && !slices.Contains(cmds, c) {
 				cmds = append(cmds, c)
 			}
 			for _, k := range []string{"bash", "powershell"} { // Copilot's entries
-				if c, ok := x[k].(string); ok && attuneEntry.MatchString(c) && !slices.Contains(cmds, c) {
+				if c, ok := x[k].(string); ok && attuneEntry().MatchString(c) && !slices.Contains(cmds, c) {
 					cmds = append(cmds, c)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
@@ -95,10 +96,12 @@ func tomlString(s string) string {
 }
 
 // stateHeader matches a [hooks.state."KEY"] table header.
-var stateHeader = regexp.MustCompile(`^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|'[^']*')\s*\]\s*(#.*)?$`)
+var stateHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|'[^']*')\s*\]\s*(#.*)?$`)
+})
 
 // tableHeader matches any table header line.
-var tableHeader = regexp.MustCompile(`^\s*\[\[?\s*[^\[\]=]+\]\]?\s*(#.*)?$`)
+var tableHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\[?\s*[^\[\]=]+\]\]?\s*(#.*)?$`) })
 
 // codexTrustEdit edits $CODEX_HOME/config.toml for an edit of the hooks.json
 // at hooksFile: attune's old trust entries go, the user's moved handlers
@@ -178,10 +181,10 @@ func codexTrustEdit(w Where, hooksFile string, fe fileEdit, installing bool) (st
 		if inlineState(table, text) {
 			return "", nil, 0, false, &hookFileError{fmt.Sprintf("%s:%d", real, n+1), "keeps hook trust in a form attune does not edit (hooks.state as keys, not [hooks.state.\"KEY\"] tables): trust the hooks with /hooks in Codex instead, or write that trust as tables"}
 		}
-		if tableHeader.MatchString(text) {
+		if tableHeader().MatchString(text) {
 			table = strings.Join(strings.Fields(strings.Trim(strings.SplitN(strings.TrimSpace(text), "#", 2)[0], " []")), "")
 		}
-		if m := stateHeader.FindStringSubmatch(text); m != nil {
+		if m := stateHeader().FindStringSubmatch(text); m != nil {
 			var k struct{ K string }
 			if _, err := toml.Decode("K = "+m[1], &k); err == nil {
 				skipping = drop[k.K] || want[k.K] != ""
@@ -196,7 +199,7 @@ func codexTrustEdit(w Where, hooksFile string, fe fileEdit, installing bool) (st
 			} else {
 				skipping = false
 			}
-		} else if tableHeader.MatchString(text) {
+		} else if tableHeader().MatchString(text) {
 			skipping = false
 		}
 		if !skipping {
@@ -252,9 +255,9 @@ func inlineState(table, line string) bool {
 	}
 	switch table {
 	case "":
-		return rootHooksKey.MatchString(t)
+		return rootHooksKey().MatchString(t)
 	case "hooks":
-		return stateKey.MatchString(t)
+		return stateKey().MatchString(t)
 	case "hooks.state":
 		return strings.ContainsAny(t, "=")
 	}
@@ -262,6 +265,6 @@ func inlineState(table, line string) bool {
 }
 
 var (
-	rootHooksKey = regexp.MustCompile(`^hooks\s*(=|\.\s*state\s*[=.])`)
-	stateKey     = regexp.MustCompile(`^state\s*[=.]`)
+	rootHooksKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^hooks\s*(=|\.\s*state\s*[=.])`) })
+	stateKey     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^state\s*[=.]`) })
 )

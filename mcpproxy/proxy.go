@@ -68,7 +68,7 @@ type Options struct {
 	Grace time.Duration
 }
 
-var upstreamName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var upstreamName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // proxy is the state of one client connection.
 type proxy struct {
@@ -126,7 +126,7 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	seen := map[string]bool{}
 	for _, u := range o.Upstreams {
-		if !upstreamName.MatchString(u.Name) {
+		if !upstreamName().MatchString(u.Name) {
 			return fmt.Errorf("attune mcp: upstream name %q: use letters, digits, '_' and '-'", u.Name)
 		}
 		if seen[u.Name] {

@@ -104,7 +104,7 @@ func (c *Coverage) add(o *observer, r engine.Registration, runs int) {
 }
 
 // commandForm finds the line of a command file's define/command.
-var commandForm = regexp.MustCompile(`define[/.]command`)
+var commandForm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`define[/.]command`) })
 
 // pinned counts the command files an instance pinned: a command never
 // invoked is never loaded, so the engine never tells of it. Every pin
@@ -123,7 +123,7 @@ func (c *Coverage) pinned(ctx context.Context, o *observer, st store.Store, p *p
 		}
 		line := 1
 		if src, err := st.GetBlob(ctx, cmd.SHA256); err == nil {
-			if loc := commandForm.FindIndex(src); loc != nil {
+			if loc := commandForm().FindIndex(src); loc != nil {
 				line += strings.Count(string(src[:loc[0]]), "\n")
 			}
 		}

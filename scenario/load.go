@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -22,7 +23,7 @@ import (
 )
 
 // ruleID is the form of a spec rule id.
-var ruleID = regexp.MustCompile(`^R[0-9]+\.[0-9]+$`)
+var ruleID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^R[0-9]+\.[0-9]+$`) })
 
 // maxFileSize bounds what Load reads.
 const maxFileSize = 4 << 20
@@ -382,7 +383,7 @@ func Parse(file string, data []byte) (sc *Scenario, err error) {
 	}
 	if p, ok := top["rules"]; ok && l.decode(p, "rules", &sc.Rules) {
 		for _, id := range sc.Rules {
-			if !ruleID.MatchString(id) {
+			if !ruleID().MatchString(id) {
 				l.errAt(l.keyLine(p), "rules", "%q is not a spec rule id (R3.4)", id)
 			}
 		}

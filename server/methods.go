@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/attune-dev/attune/engine"
@@ -48,30 +49,33 @@ type spec struct {
 	instance bool // ordered in the queue of params.instance
 }
 
-// methods of protocol version 1 (docs/protocol.md).
-var methods = map[string]spec{
-	"initialize":      {optional: []string{"protocol_version", "client", "capabilities", "host_timeout_ms"}},
-	"tools/register":  {required: []string{"path"}, optional: []string{"effects"}},
-	"start":           {required: []string{"instance"}, optional: []string{"bot", "kind", "session", "parent"}, instance: true},
-	"restart":         {required: []string{"instance"}, instance: true},
-	"stop":            {required: []string{"instance"}, instance: true},
-	"tool":            {required: []string{"instance", "path"}, optional: []string{"args", "call_id"}, instance: true},
-	"turn/begin":      {required: []string{"instance"}, optional: []string{"input", "context_fresh"}, instance: true},
-	"round/begin":     {required: []string{"instance"}, instance: true},
-	"round/end":       {required: []string{"instance"}, optional: []string{"host_continue", "output"}, instance: true},
-	"turn/end":        {required: []string{"instance"}, optional: []string{"addenda"}, instance: true},
-	"consume":         {required: []string{"instance", "note"}, instance: true},
-	"method":          {required: []string{"instance", "owner", "method"}, optional: []string{"input", "call_id", "host_authority"}, instance: true},
-	"command":         {required: []string{"instance", "name"}, optional: []string{"text"}, instance: true},
-	"spawn":           {required: []string{"instance"}, optional: []string{"child", "bot", "kind"}, instance: true},
-	"attune":          {required: []string{"instance"}, instance: true},
-	"replay":          {required: []string{"instance"}, instance: true},
-	"hydrate":         {required: []string{"instance"}, instance: true},
-	"rollback":        {required: []string{"instance", "to_turn"}, instance: true},
-	"state":           {required: []string{"instance", "owner"}, instance: true},
-	"reset":           {required: []string{"instance", "owner"}, instance: true},
-	"$/cancelRequest": {required: []string{"id"}},
-}
+// methods of protocol version 1 (docs/protocol.md), made at first use (a
+// process that serves no JSON-RPC never builds the table).
+var methods = sync.OnceValue(func() map[string]spec {
+	return map[string]spec{
+		"initialize":      {optional: []string{"protocol_version", "client", "capabilities", "host_timeout_ms"}},
+		"tools/register":  {required: []string{"path"}, optional: []string{"effects"}},
+		"start":           {required: []string{"instance"}, optional: []string{"bot", "kind", "session", "parent"}, instance: true},
+		"restart":         {required: []string{"instance"}, instance: true},
+		"stop":            {required: []string{"instance"}, instance: true},
+		"tool":            {required: []string{"instance", "path"}, optional: []string{"args", "call_id"}, instance: true},
+		"turn/begin":      {required: []string{"instance"}, optional: []string{"input", "context_fresh"}, instance: true},
+		"round/begin":     {required: []string{"instance"}, instance: true},
+		"round/end":       {required: []string{"instance"}, optional: []string{"host_continue", "output"}, instance: true},
+		"turn/end":        {required: []string{"instance"}, optional: []string{"addenda"}, instance: true},
+		"consume":         {required: []string{"instance", "note"}, instance: true},
+		"method":          {required: []string{"instance", "owner", "method"}, optional: []string{"input", "call_id", "host_authority"}, instance: true},
+		"command":         {required: []string{"instance", "name"}, optional: []string{"text"}, instance: true},
+		"spawn":           {required: []string{"instance"}, optional: []string{"child", "bot", "kind"}, instance: true},
+		"attune":          {required: []string{"instance"}, instance: true},
+		"replay":          {required: []string{"instance"}, instance: true},
+		"hydrate":         {required: []string{"instance"}, instance: true},
+		"rollback":        {required: []string{"instance", "to_turn"}, instance: true},
+		"state":           {required: []string{"instance", "owner"}, instance: true},
+		"reset":           {required: []string{"instance", "owner"}, instance: true},
+		"$/cancelRequest": {required: []string{"id"}},
+	}
+})
 
 // params holds every param of every method; spec says which one takes which.
 type params struct {
@@ -293,7 +297,7 @@ func (s *Server) drain(key string, q *queue) {
 
 // request takes one call or notification.
 func (s *Server) request(r *request, b *batchRun) {
-	sp, known := methods[r.method]
+	sp, known := methods()[r.method]
 	if !known {
 		if !r.notification {
 			s.reply(b, response{JSONRPC: "2.0", ID: r.id, Error: &rpcError{Code: codeMethodNotFound, Message: "method not found: " + r.method}}, false)

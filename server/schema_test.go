@@ -236,7 +236,7 @@ func (s *jsonSchema) validate(schema any, v any, path string) error {
 // results, and the validator refuses what it should.
 func TestProtocolSchema(t *testing.T) {
 	s := protocolSchema(t)
-	for m := range methods {
+	for m := range methods() {
 		if !s.has(ref("params", m)) || !s.has(ref("results", m)) {
 			t.Errorf("docs/protocol.schema.json has no params or results for %s", m)
 		}

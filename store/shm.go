@@ -11,7 +11,7 @@ import (
 // has one (a plain memory read, as SQLite's own connections do), else with
 // one pread. The file is the one SQLite maps; it stays the same file, and
 // keeps its size, while the store is open, since the store holds one
-// connection for as long (SQLite.keep), and is unmapped before any of the
+// connection for as long (SQLite.wc), and is unmapped before any of the
 // store's connections closes.
 type shmFile struct {
 	path string // the database file; the header is in path + "-shm"

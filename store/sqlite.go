@@ -65,10 +65,6 @@ type SQLite struct {
 	group committer // appends waiting together, committed together
 	wal   walSync   // flushes of the WAL
 	shm   shmFile   // the WAL-index header: has anything committed?
-	// keep is a reader connection held while the store is open: SQLite
-	// resets the -shm file when a process's last connection to it closed
-	// and a new one opens, and shm.go maps that file.
-	keep  *sql.Conn
 	cache readCache // what was read or written, while nothing committed
 }
 
@@ -192,6 +188,9 @@ func openSQLite(ctx context.Context, path string) (*SQLite, error) {
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxLifetime(0)
 	s.w.SetConnMaxIdleTime(0)
+	// wc is held while the store is open: SQLite resets the -shm file when
+	// a process's last connection to it closed and a new one opens, and
+	// shm.go maps that file (the check below maps it for wc).
 	if s.wc, err = s.w.Conn(ctx); err != nil {
 		return nil, s.openError(err)
 	}
@@ -207,15 +206,8 @@ func openSQLite(ctx context.Context, path string) (*SQLite, error) {
 
 	s.r = sql.OpenDB(sqliteConnector{dsn: sqliteDSN(abs, "NORMAL", "&_pragma=query_only(1)"), drv: drv})
 	readers := max(4, runtime.GOMAXPROCS(0))
-	s.r.SetMaxOpenConns(readers + 1) // keep is one of them
+	s.r.SetMaxOpenConns(readers)
 	s.r.SetMaxIdleConns(readers)
-	if s.keep, err = s.r.Conn(ctx); err != nil {
-		return nil, s.openError(err)
-	}
-	var one int64 // a read: the connection maps the -shm file
-	if err := s.keep.QueryRowContext(ctx, `SELECT 1 FROM sqlite_schema LIMIT 1`).Scan(&one); err != nil {
-		return nil, s.openError(err)
-	}
 	s.prepare()
 	ok = true
 	return s, nil
@@ -908,9 +900,6 @@ func (s *SQLite) Close() error {
 	}
 	for k := range s.wCalls {
 		errs = append(errs, s.wCalls[k].close())
-	}
-	if s.keep != nil {
-		errs = append(errs, s.keep.Close())
 	}
 	if s.wc != nil {
 		errs = append(errs, s.wc.Close())

@@ -40,6 +40,8 @@ type walSync struct {
 	idle     func()      // called when a flush ends
 	done     *sync.Cond  // broadcast when a flush ends
 
+	flushes atomic.Int64 // fdatasyncs made, for the tests
+
 	fmu  sync.Mutex // guards f
 	f    *os.File   // the WAL, opened on the first flush
 	path string     // the database file; the WAL is path + "-wal"
@@ -91,6 +93,7 @@ func (w *walSync) flush() error {
 	if !held {
 		defer f.Close()
 	}
+	w.flushes.Add(1)
 	return syncData(f)
 }
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"sync"
 )
 
 // These are set only by the linker, at release (scripts/release):
@@ -25,7 +26,7 @@ var (
 
 // pseudoVersion matches a Go pseudo-version (v0.0.0-20260102030405-abcdef123456
 // and its variants); its last part is the commit's first 12 hex digits.
-var pseudoVersion = regexp.MustCompile(`[.-]\d{14}-([0-9a-f]{12})(\+incompatible)?$`)
+var pseudoVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[.-]\d{14}-([0-9a-f]{12})(\+incompatible)?$`) })
 
 // buildInfo is what `attune version` reports.
 type buildInfo struct {
@@ -63,7 +64,7 @@ func readBuildInfo(bi *debug.BuildInfo, version, commit string) buildInfo {
 	if version != "" {
 		info.Version = version
 	}
-	if m := pseudoVersion.FindStringSubmatch(info.Version); m != nil && info.Commit == "" {
+	if m := pseudoVersion().FindStringSubmatch(info.Version); m != nil && info.Commit == "" {
 		info.Commit = m[1] // go install ...@COMMIT: the module version names it (12 digits)
 	}
 	if commit != "" && commit != info.Commit {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/attune-dev/attune/internal/jsonscan"
 )
@@ -79,7 +80,9 @@ const (
 )
 
 // idPattern finds "id": N or "id": "S" where the members cannot be read.
-var idPattern = regexp.MustCompile(`"id"\s*:\s*(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|"(?:[^"\\]|\\.)*")`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`"id"\s*:\s*(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|"(?:[^"\\]|\\.)*")`)
+})
 
 // LeadingID reads the top-level members of a JSON object from head, the
 // start of a message that cannot be taken whole (not JSON, or over the
@@ -123,7 +126,7 @@ func FindID(head, tail []byte) (id json.RawMessage, kind string) {
 		return id, kind
 	}
 	for k, b := range [][]byte{head, tail} {
-		m := idPattern.FindAllSubmatch(b, -1)
+		m := idPattern().FindAllSubmatch(b, -1)
 		if len(m) == 0 {
 			continue
 		}
