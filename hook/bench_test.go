@@ -27,7 +27,7 @@ import (
 
 // benchProject writes a config whose bot runs the given programs (none:
 // no guard or hook matches the event) on the SQLite store.
-func benchProject(b *testing.B, behaviors string, programs map[string]string) string {
+func benchProject(b testing.TB, behaviors string, programs map[string]string) string {
 	b.Helper()
 	dir := b.TempDir()
 	os.MkdirAll(filepath.Join(dir, "packs", "p"), 0o755)

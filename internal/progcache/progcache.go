@@ -3,8 +3,8 @@
 // source, and every later process that loads the same source reads the
 // compiled proto back instead of running the reader and the compiler.
 //
-// An entry is a file named by a hash of (the build id, the program's file
-// name, the source's sha256) in a folder of the user's own (mode 0700),
+// An entry is a file named by the source's sha256 and a hash of the build
+// id and the program's file name (SHA256-HASH) in a folder of the user's own (mode 0700),
 // written as a temporary file and renamed into place (mode 0600), so
 // concurrent writers never leave half an entry under its name. It holds a
 // format version, the build id, the file name, the source's sha256, the
@@ -162,10 +162,14 @@ func BuildID(version string) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// name is the entry file of one program.
+// name is the entry file of one program: the source's sha256, then a
+// hash of the build and the file name ("" when sha is no sha256 in hex).
 func (c *Cache) name(file, sha string) string {
-	h := sha256.Sum256([]byte("attune program\x00" + c.o.Build + "\x00" + file + "\x00" + sha))
-	return filepath.Join(c.o.Dir, hex.EncodeToString(h[:]))
+	if len(sha) != 2*sha256.Size || strings.Trim(sha, "0123456789abcdef") != "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte("attune program\x00" + c.o.Build + "\x00" + file))
+	return filepath.Join(c.o.Dir, sha+"-"+hex.EncodeToString(h[:12]))
 }
 
 // Get returns the cached proto of file whose source src has the sha256
