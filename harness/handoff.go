@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/attune-dev/attune/behaviors"
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
 )
@@ -110,16 +111,29 @@ func WarmSocket(cfgFile string) string {
 	return filepath.Join(userRuntimeDir(os.Getenv), "warm-"+hex.EncodeToString(sum[:8])+".sock")
 }
 
-// Identity is what a warm server answers for: the attune version, the
-// configuration file's absolute path and bytes, and the path and bytes of
-// every file in its packs (the engine's own pack is the version's).
+// Identity is what a warm server answers for: the attune build (the
+// engine's version, the Go it was built with, the names and sizes of its
+// own pack's files), the configuration file's absolute path and bytes, and
+// the path and bytes of every file in its packs.
 func Identity(cfg *config.Config) (string, error) {
 	if cfg.File == "" {
 		return "", errors.New("warm hand-off: the configuration has no file")
 	}
 	h := sha256.New()
 	put := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
+	put(strconv.Itoa(warmVersion))
 	put(engine.Version)
+	put(runtime.Version())
+	// the engine's own pack, as this build embeds it (names and sizes:
+	// reading it whole would cost more than the hand-off saves)
+	_ = fs.WalkDir(behaviors.FS, ".", func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if fi, err := e.Info(); err == nil {
+				put(p + "\x00" + strconv.FormatInt(fi.Size(), 10))
+			}
+		}
+		return nil
+	})
 	abs, err := filepath.Abs(cfg.File)
 	if err != nil {
 		return "", err
