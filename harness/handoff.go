@@ -389,6 +389,11 @@ type WarmOptions struct {
 	Ident string
 	// Config is the configuration file's absolute path.
 	Config string
+	// MaxWarm bounds the sessions kept warm (64); past it, and past
+	// WarmIdle (30 minutes) without an event, a session is stopped
+	// (Runtime.EvictWarm), as `hook serve` over HTTP does.
+	MaxWarm  int
+	WarmIdle time.Duration
 	// Recheck computes the identity again; a request for another identity
 	// whose Recheck also differs from Ident (the files changed since the
 	// server started) ends the server, so that the next event's starts
@@ -430,6 +435,24 @@ func (r *Runtime) ServeWarm(ctx context.Context, ln net.Listener, o WarmOptions)
 			}
 		}()
 	}
+	if o.MaxWarm <= 0 {
+		o.MaxWarm = 64
+	}
+	if o.WarmIdle <= 0 {
+		o.WarmIdle = 30 * time.Minute
+	}
+	go func() {
+		t := time.NewTicker(min(o.WarmIdle/4, time.Minute))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				r.EvictWarm(ctx, o.MaxWarm, o.WarmIdle)
+			}
+		}
+	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -450,6 +473,11 @@ func (r *Runtime) ServeWarm(ctx context.Context, ln net.Listener, o WarmOptions)
 			defer wg.Done()
 			defer busy.Add(-1)
 			defer last.Store(time.Now().UnixNano())
+			defer func() {
+				if r.WarmCount() > o.MaxWarm {
+					r.EvictWarm(context.WithoutCancel(ctx), o.MaxWarm, o.WarmIdle)
+				}
+			}()
 			if stale := r.answerWarm(ctx, c, o); stale {
 				fmt.Fprintf(r.log, "attune hook serve: %s or its packs changed since this server started: exiting (the next event starts a fresh one when [harness] warm is set)\n", o.Config)
 				cancel()

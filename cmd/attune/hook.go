@@ -28,7 +28,7 @@ const hookUsage = `usage:
   attune hook install HARNESS [--project DIR | --user | --local] [--config FILE] [--binary PATH] [--http ADDR]
   attune hook uninstall HARNESS [--project DIR | --user | --local]
   attune hook serve DIALECT --listen 127.0.0.1:PORT [--config FILE] [--listen-any]
-  attune hook serve [DIALECT] --socket [--config FILE] [--idle D]   the warm server command hooks hand events to
+  attune hook serve [DIALECT] --socket [--config FILE] [--idle D] [--max-warm N]   the warm server command hooks hand events to
   attune hook doctor [--project DIR]   check an installed project's hooks
 DIALECT is claude, codex, copilot, cursor or gemini; HARNESS is claude, codex, copilot,
 cursor or gemini (install writes its own hook file; --user the user's own,
@@ -507,6 +507,7 @@ func hookServeSocketCmd(args []string, stderr io.Writer) int {
 	cfgFlag := fs.String("config", "", "the attune configuration")
 	timeout := fs.Duration("timeout", harness.DefaultTimeout, "the most one event may take")
 	idle := fs.Duration("idle", 0, "exit after this long without an event (0: never)")
+	maxWarm := fs.Int("max-warm", hook.DefaultMaxWarm, "the sessions kept warm; past it the least recently used is stopped")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -545,7 +546,7 @@ func hookServeSocketCmd(args []string, stderr io.Writer) int {
 	}
 	defer rt.Close()
 	fmt.Fprintf(stderr, "attune hook serve: answering the command hooks of %s on %s\n", path, ln.Path)
-	err = rt.ServeWarm(ctx, ln, harness.WarmOptions{Timeout: *timeout, Idle: *idle, Ident: ident, Config: path,
+	err = rt.ServeWarm(ctx, ln, harness.WarmOptions{Timeout: *timeout, Idle: *idle, MaxWarm: *maxWarm, Ident: ident, Config: path,
 		Recheck: func() (string, error) {
 			c, err := config.Load(path)
 			if err != nil {
