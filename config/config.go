@@ -55,6 +55,10 @@ type Config struct {
 	// Reads is the [harness.reads] table: the admit/read keys `attune hook`
 	// and `attune mcp` answer (nil: none).
 	Reads *Reads
+	// Warm is [harness] warm: the first hook event with no warm server
+	// for this configuration starts one (`attune hook serve --socket`),
+	// and later events are handed to it (harness/handoff.go).
+	Warm bool
 
 	prefix []string       // the key holding an inline configuration, e.g. ["config"]
 	lines  map[string]int // key path (without the prefix) -> line

@@ -69,8 +69,17 @@ func (d *decoder) harness(cfg *Config, hp path, v any) {
 			d.reads(cfg, p, t[k])
 			continue
 		}
+		if k == "warm" { // every dialect's events go to one warm server
+			b, ok := t[k].(bool)
+			if !ok {
+				d.errorf(p, "want true or false, got %s", tomlx.Describe(t[k]))
+				continue
+			}
+			cfg.Warm = b
+			continue
+		}
 		if !slices.Contains(hookDialects, k) {
-			d.unknown(p, append(slices.Clone(hookDialects), "mcp", "reads"))
+			d.unknown(p, append(slices.Clone(hookDialects), "mcp", "reads", "warm"))
 			continue
 		}
 		if h := d.hookHarness(cfg, p, t[k]); h != nil {

@@ -79,8 +79,9 @@ func (r Responder) Decide(ctx context.Context, ev Event) Answer {
 // AnswerOnce answers one event in a process of its own (a command hook):
 // it finds the configuration (FindConfig: cfgFlag, $ATTUNE_CONFIG,
 // attune.toml in $CLAUDE_PROJECT_DIR or the working directory), answers
-// quick when nothing can see the call (Quick), else opens a Runtime,
-// handles the event and closes it.
+// quick when nothing can see the call (Quick), else hands it to the warm
+// server for the configuration when one runs (Forward), else opens a
+// Runtime, handles the event and closes it.
 func AnswerOnce(ctx context.Context, d Dialect, ev Event, cfgFlag string, stderr io.Writer) Answer {
 	if ev.Kind == Other { // nothing to decide: answer before opening anything
 		return Answer{}
@@ -93,6 +94,10 @@ func AnswerOnce(ctx context.Context, d Dialect, ev Event, cfgFlag string, stderr
 	}
 	if err == nil {
 		if a, ok := Quick(ctx, cfg, d, ev); ok { // nothing can see the call: no store
+			return a
+		}
+		exe, _ := os.Executable()
+		if a, ok := Forward(ctx, cfg, d, ev, exe, stderr); ok { // a warm server's (handoff.go)
 			return a
 		}
 		var rt *Runtime

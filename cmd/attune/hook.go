@@ -22,6 +22,7 @@ const hookUsage = `usage:
   attune hook install HARNESS [--project DIR | --user | --local] [--config FILE] [--binary PATH] [--http ADDR]
   attune hook uninstall HARNESS [--project DIR | --user | --local]
   attune hook serve DIALECT --listen 127.0.0.1:PORT [--config FILE] [--listen-any]
+  attune hook serve [DIALECT] --socket [--config FILE] [--idle D] [--max-warm N]   the warm server command hooks hand events to
   attune hook doctor [--project DIR]   check an installed project's hooks
 DIALECT is claude, codex, copilot, cursor or gemini; HARNESS is claude, codex, copilot,
 cursor or gemini (install writes its own hook file; --user the user's own,
@@ -147,6 +148,9 @@ func exitOf(who string, err error, stderr io.Writer) int {
 }
 
 func hookServeCmd(args []string, stdout, stderr io.Writer) int {
+	if slices.Contains(args, "--socket") || slices.Contains(args, "-socket") {
+		return hookServeSocketCmd(args, stderr)
+	}
 	name, args, ok := dialectArg("serve", args, stderr)
 	if !ok {
 		return 2
@@ -215,4 +219,76 @@ func buildVersion() string {
 	var b strings.Builder
 	versionCmd(nil, &b, io.Discard)
 	return strings.TrimSpace(b.String())
+}
+
+// hookServeSocketCmd is `attune hook serve [DIALECT] --socket`: the warm
+// server that `attune hook DIALECT` of the same configuration hands its
+// events to, on this user's socket for it (harness/handoff.go). It answers
+// every dialect: each event names its own.
+func hookServeSocketCmd(args []string, stderr io.Writer) int {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		if _, ok := harness.Dialects(args[0]); !ok {
+			fmt.Fprintf(stderr, "attune hook serve: unknown dialect %q (want claude, codex, copilot, cursor or gemini, or none with --socket)\n", args[0])
+			return 2
+		}
+		args = args[1:]
+	}
+	fs := flag.NewFlagSet("attune hook serve --socket", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Bool("socket", true, "answer command hooks' hand-offs on this user's socket for the configuration")
+	cfgFlag := fs.String("config", "", "the attune configuration")
+	timeout := fs.Duration("timeout", harness.DefaultTimeout, "the most one event may take")
+	idle := fs.Duration("idle", 0, "exit after this long without an event (0: never)")
+	maxWarm := fs.Int("max-warm", hook.DefaultMaxWarm, "the sessions kept warm; past it the least recently used is stopped")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	cwd, _ := os.Getwd()
+	path, err := harness.FindConfig(*cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	if err == nil {
+		path, err = filepath.Abs(path)
+	}
+	var cfg *config.Config
+	if err == nil {
+		cfg, err = config.Load(path)
+	}
+	var ident string
+	if err == nil {
+		ident, err = harness.Identity(cfg)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := harness.ListenWarm(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		if errors.Is(err, harness.ErrWarmRunning) {
+			return 0
+		}
+		return 1
+	}
+	defer ln.Close()
+	rt, err := harness.New(ctx, cfg, harness.Options{Warm: true, Stderr: stderr})
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	defer rt.Close()
+	fmt.Fprintf(stderr, "attune hook serve: answering the command hooks of %s on %s\n", path, ln.Path)
+	err = rt.ServeWarm(ctx, ln, harness.WarmOptions{Timeout: *timeout, Idle: *idle, MaxWarm: *maxWarm, Ident: ident, Config: path,
+		Recheck: func() (string, error) {
+			c, err := config.Load(path)
+			if err != nil {
+				return "", err
+			}
+			return harness.Identity(c)
+		}})
+	if err != nil {
+		fmt.Fprintln(stderr, "attune hook serve:", err)
+		return 1
+	}
+	return 0
 }
