@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/attune-dev/attune/luabind"
@@ -221,19 +222,89 @@ func (c *chain) traceGuard(gr *guardRun, out Outcome) {
 	st := TraceStep{Step: TraceGuard, Index: gr.k, Pattern: gr.g.pattern, Marks: append([]string{}, c.marks...)}
 	st.Registration = gr.g.decl.registration()
 	st.Registration.Form, st.Registration.Pattern = "guard/tool", gr.g.pattern
-	switch {
-	case c.retry && !gr.invoked:
-		st.Verdict, st.Reason = "retry", c.retryWhy
-	case gr.invoked && out.Status == gr.out.Status && out.Reason == gr.out.Reason && out.Error == gr.out.Error:
-		st.Verdict = "invoke"
-	case out.Status == StatusFailed:
-		st.Verdict, st.Error = "error", out.Error
-	case out.Status == StatusRefused:
-		st.Verdict, st.Reason, st.RefusedBy = "refuse", out.Reason, out.RefusedBy
-	default:
-		st.Verdict = "invoke"
+	st.Verdict, st.Reason, st.Error = c.guardVerdict(gr, out)
+	if st.Verdict == "refuse" {
+		st.RefusedBy = out.RefusedBy
 	}
 	c.traceStep(st)
+}
+
+// guardVerdict is what guard gr made of the call, out being what its run
+// returned: invoke (the rest of the chain ran and its outcome stands),
+// refuse, retry or error, with the reason or error.
+func (c *chain) guardVerdict(gr *guardRun, out Outcome) (verdict, reason, errText string) {
+	switch {
+	case c.retry && !gr.invoked:
+		return "retry", c.retryWhy, ""
+	case gr.invoked && out.Status == gr.out.Status && out.Reason == gr.out.Reason && out.Error == gr.out.Error:
+		return "invoke", "", ""
+	case out.Status == StatusFailed:
+		return "error", "", out.Error
+	case out.Status == StatusRefused:
+		return "refuse", out.Reason, ""
+	}
+	return "invoke", "", ""
+}
+
+// Bounds on the guards' verdicts a call's journal entry holds.
+const (
+	// MaxJournaledGuards is how many guards' verdicts one call journals
+	// (over all its attempts); the rest are left out.
+	MaxJournaledGuards = 16
+	// MaxJournaledVerdictText is the most of a verdict's reason or error
+	// journaled, in bytes; MaxJournaledMarks how many of its marks.
+	MaxJournaledVerdictText = 512
+	MaxJournaledMarks       = 16
+)
+
+// noteVerdict keeps guard gr's verdict for the call's journal entry
+// (bounded), out being what its run returned.
+func (c *chain) noteVerdict(gr *guardRun, out Outcome) {
+	if len(c.verdicts) >= MaxJournaledGuards {
+		return
+	}
+	v := session.GuardVerdict{At: gr.g.pos, Pattern: gr.g.pattern}
+	v.Verdict, v.Reason, v.Error = c.guardVerdict(gr, out)
+	v.Reason, v.Error = cutText(v.Reason, MaxJournaledVerdictText), cutText(v.Error, MaxJournaledVerdictText)
+	if len(c.marks) > 0 {
+		v.Marks = append([]string(nil), c.marks[:min(len(c.marks), MaxJournaledMarks)]...)
+	}
+	if c.attempt > 1 {
+		v.Attempt = c.attempt
+	}
+	c.verdicts = append(c.verdicts, v)
+}
+
+// journaledVerdicts is a copy of the verdicts a chain kept, in pin order
+// within each attempt (a guard returns after the guards it invoked, so
+// they were kept innermost first).
+func (c *chain) journaledVerdicts() []session.GuardVerdict {
+	if len(c.verdicts) == 0 {
+		return nil
+	}
+	out := append([]session.GuardVerdict(nil), c.verdicts...)
+	for from := 0; from < len(out); {
+		to := from + 1
+		for to < len(out) && out[to].Attempt == out[from].Attempt {
+			to++
+		}
+		slices.Reverse(out[from:to])
+		from = to
+	}
+	clear(c.verdicts) // the pooled chain keeps no strings of this call
+	c.verdicts = c.verdicts[:0]
+	return out
+}
+
+// cutText is s cut to at most n bytes, at a character boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func (c *chain) traceHook(step string, h *hookDecl, k int, err error, diag string) {

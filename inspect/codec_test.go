@@ -118,7 +118,7 @@ func TestEncodeEventAsEncodingJSON(t *testing.T) {
 			Chain: []Step{
 				{Step: "ceiling", Verdict: "pass"},
 				{Step: "guards", Verdict: "refuse", Reason: "r", At: "p.lua:3", Marks: []string{"m"}, Error: "e", Value: "v", Recorded: true,
-					Guards: []GuardVerdict{{At: "p.lua:3", Pattern: "fs/*", Verdict: "invoke", Marks: []string{"m"}}, {At: "q.lua:1", Verdict: "refuse", Reason: "r", Error: "x"}}},
+					Guards: []GuardVerdict{{At: "p.lua:3", Pattern: "fs/*", Verdict: "invoke", Marks: []string{"m"}}, {At: "q.lua:1", Verdict: "refuse", Reason: "r", Error: "x", Attempt: 2}}},
 			},
 			Open: true, Note: &Note{ID: "s:n1", Kind: "ambient", Text: "t\n", Program: "p", Phase: "turn/start", State: "consumed", ReachedModel: true, ConsumedAt: "turn 1"},
 			Key: "k", Value: []any{1.5, nil}, Kind2: "lib", HostContinue: true, Continue: true, Output: &out, Pin: "pin", Level: "info", Program: "prog", Text: "text"},

@@ -99,6 +99,7 @@ func appendStep(b []byte, st *Step) []byte {
 			b = appendOpt(b, `,"reason":`, g.Reason)
 			b = appendOpt(b, `,"error":`, g.Error)
 			b = appendStrs(b, `,"marks":`, g.Marks)
+			b = appendInt(b, `,"attempt":`, int64(g.Attempt))
 			b = append(b, '}')
 		}
 		b = append(b, ']')

@@ -161,15 +161,9 @@ type Step struct {
 
 // GuardVerdict is what one guard made of a call: where it was registered,
 // its pattern, its verdict (invoke, refuse, retry, error), its reason or
-// error, and the marks the call carried when it returned.
-type GuardVerdict struct {
-	At      string   `json:"at"`
-	Pattern string   `json:"pattern,omitempty"`
-	Verdict string   `json:"verdict"`
-	Reason  string   `json:"reason,omitempty"`
-	Error   string   `json:"error,omitempty"`
-	Marks   []string `json:"marks,omitempty"`
-}
+// error, the marks the call carried when it returned, and the attempt
+// (from the second, when a guard's retry ran the chain again).
+type GuardVerdict = session.GuardVerdict
 
 // Note is a note and what became of it.
 type Note struct {
@@ -637,18 +631,25 @@ func (b *builder) chain(en *session.Entry, marks []string, open bool) []Step {
 	steps = append(steps, Step{Step: "ceiling", Verdict: "pass"})
 	switch by {
 	case engine.ByGuard:
-		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, At: en.RefusedAt, Recorded: true})
+		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, At: en.RefusedAt, Guards: en.Guards, Recorded: true})
 		return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
 	case engine.ByReentry, engine.ByRetryBudget:
-		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Recorded: true}, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Guards: en.Guards, Recorded: true}, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
 		return steps
 	}
 	if en.Status == engine.StatusFailed && !b.waitingFloor(en) && len(b.core) == 0 {
 		// failed before the floor: a guard or hook threw, or the arguments could not be recorded
-		return append(steps, Step{Step: "guards", Verdict: "error", Error: en.Error, Recorded: true},
-			Step{Step: "outcome", Verdict: en.Status, Error: en.Error, Recorded: true})
+		st := Step{Step: "guards", Verdict: "error", Error: en.Error, Guards: en.Guards, Recorded: true}
+		for _, g := range en.Guards {
+			if g.Verdict == "error" {
+				st.At = g.At
+			}
+		}
+		return append(steps, st, Step{Step: "outcome", Verdict: en.Status, Error: en.Error, Recorded: true})
 	}
-	steps = append(steps, Step{Step: "guards", Verdict: "pass"})
+	// the guards let the call through: the journal says how each did
+	// (a journal written before guards' verdicts were recorded does not)
+	steps = append(steps, Step{Step: "guards", Verdict: "pass", Guards: en.Guards, Recorded: len(en.Guards) > 0})
 	if f, ok := take(&b.floor, en); ok {
 		st := Step{Step: "floor", Verdict: "pass", Marks: marks, Recorded: true}
 		if r, ok := f.value.(json.RawMessage); ok && string(r) == floorPassed {

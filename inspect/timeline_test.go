@@ -124,7 +124,8 @@ func TestTimelineDeniedCall(t *testing.T) {
 		"reason": "protect: /p/.env holds secrets",
 		"chain": []any{
 			map[string]any{"step": "ceiling", "verdict": "pass", "recorded": false},
-			map[string]any{"step": "guards", "verdict": "refuse", "at": "protect.lua:2", "reason": "protect: /p/.env holds secrets", "recorded": true},
+			map[string]any{"step": "guards", "verdict": "refuse", "at": "protect.lua:2", "reason": "protect: /p/.env holds secrets", "recorded": true,
+				"guards": []any{map[string]any{"at": "protect.lua:2", "pattern": "claude/*", "verdict": "refuse", "reason": "protect: /p/.env holds secrets"}}},
 			map[string]any{"step": "outcome", "verdict": "refused", "reason": "protect: /p/.env holds secrets", "recorded": true},
 		},
 	}
