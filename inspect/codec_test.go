@@ -112,7 +112,7 @@ func TestEncodeEventAsEncodingJSON(t *testing.T) {
 	out := "done <ok>"
 	events := []Event{
 		{},
-		{Seq: 3, Instance: "claude/s1", Kind: KindCall, Turn: 1, Round: 2, CallID: "c:1", Path: "fs/<read>", Owner: "o", Name: "n",
+		{Seq: 3, Instance: "claude/s1", Kind: KindCall, Turn: 1, Round: 2, CallID: "c:1", ToolUseID: "toolu_1", Path: "fs/<read>", Owner: "o", Name: "n",
 			Input: json.RawMessage(`{"a":[1,"x"]}`), Status: "refused", Reason: "no & never", RefusedBy: "guard", RefusedAt: "p.lua:3",
 			Error: "é\u2028", Result: map[string]any{"k": "v"}, Diagnostics: []string{"d1", "d2"}, Rev: 9, Revs: map[string]int64{"b": 2, "a": 1},
 			Chain: []Step{

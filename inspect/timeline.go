@@ -93,6 +93,9 @@ type Event struct {
 	Turn     int    `json:"turn,omitempty"`
 	Round    int    `json:"round,omitempty"`
 	CallID   string `json:"call_id,omitempty"`
+	// ToolUseID is the agent's id of a call (Claude Code's tool_use_id), as
+	// the harness's event carried it.
+	ToolUseID string `json:"tool_use_id,omitempty"`
 
 	// a call's path; a method's owner and name; a command's name
 	Path  string `json:"path,omitempty"`
@@ -518,7 +521,7 @@ func (b *builder) add(entries []session.Entry) {
 		case session.Core:
 			b.core = append(b.core, waiting{callID: en.CallID, path: en.Path, value: en.Value, err: en.Error})
 		case "tool-open":
-			ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, Input: en.Input, Status: engine.StatusPending, Open: true, Key: en.Key}
+			ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, ToolUseID: toolUseID(en.Harness), Input: en.Input, Status: engine.StatusPending, Open: true, Key: en.Key}
 			var marks []string
 			if v := asMap(en.Value); v != nil {
 				if ms, ok := v["marks"].([]any); ok {
@@ -586,7 +589,7 @@ func (b *builder) tool(en *session.Entry) {
 		return
 	}
 	s.Calls++
-	ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, Input: en.Value, Status: en.Status, Reason: en.Reason,
+	ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, ToolUseID: toolUseID(en.Harness), Input: en.Value, Status: en.Status, Reason: en.Reason,
 		RefusedBy: en.RefusedBy, RefusedAt: en.RefusedAt, Error: en.Error, Result: en.Result, Diagnostics: en.Diagnostics}
 	ev.Chain = b.chain(en, nil, false)
 	b.push(ev)
@@ -698,6 +701,35 @@ func (b *builder) after(steps []Step, en *session.Entry, marks []string) []Step 
 		steps = append(steps, Step{Step: "post", Verdict: "ok", Value: en.Diagnostics, Recorded: true})
 	}
 	return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Error: en.Error, Recorded: true})
+}
+
+// toolUseID is the tool_use_id of the harness event a call's entry
+// carries ({name, event: {tool_use_id...}}), "" when none.
+func toolUseID(h any) string {
+	switch x := h.(type) {
+	case nil:
+		return ""
+	case json.RawMessage:
+		const key = `"tool_use_id":`
+		at := bytes.Index(x, []byte(key))
+		if at < 0 {
+			return ""
+		}
+		v := x[at+len(key):]
+		end, _, ok := skipString(v, 0)
+		if !ok || len(v) == 0 || v[0] != '"' {
+			return ""
+		}
+		s, _ := str(v[:end])
+		return s
+	}
+	if m := asMap(h); m != nil {
+		if ev, ok := m["event"].(map[string]any); ok {
+			s, _ := ev["tool_use_id"].(string)
+			return s
+		}
+	}
+	return ""
 }
 
 // floorPassed is the journaled verdict of a floor that let a call through.

@@ -119,7 +119,7 @@ func TestTimelineDeniedCall(t *testing.T) {
 	delete(denied, "call_id")
 	want := map[string]any{
 		"seq": 4.0, "instance": "claude/s1", "kind": "call", "turn": 1.0, "round": 1.0,
-		"path": "claude/Read", "input": map[string]any{"file_path": "/p/.env"},
+		"path": "claude/Read", "tool_use_id": "tu1", "input": map[string]any{"file_path": "/p/.env"},
 		"status": "refused", "refused_by": "guard", "refused_at": "protect.lua:2",
 		"reason": "protect: /p/.env holds secrets",
 		"chain": []any{

@@ -179,7 +179,7 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 	var call *inspect.Event
 	for k := range t.Events {
 		ev := &t.Events[k]
-		if ev.Kind == inspect.KindCall && (ev.CallID == callID || (ev.Key != "" && ev.Key == callID)) {
+		if ev.Kind == inspect.KindCall && (ev.CallID == callID || (ev.Key != "" && ev.Key == callID) || (ev.ToolUseID != "" && ev.ToolUseID == callID)) {
 			call = ev
 			break
 		}
@@ -198,7 +198,11 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 		return 2
 	}
 	w := &explainer{w: stdout}
-	w.line("call %s: %s in session %s, instance %s, turn %d round %d", call.CallID, call.Path, t.Session, call.Instance, call.Turn, call.Round)
+	agent := ""
+	if call.ToolUseID != "" {
+		agent = " (the agent's " + call.ToolUseID + ")"
+	}
+	w.line("call %s%s: %s in session %s, instance %s, turn %d round %d", call.CallID, agent, call.Path, t.Session, call.Instance, call.Turn, call.Round)
 	w.line("recorded in the journal:")
 	for _, st := range call.Chain {
 		s := "  " + st.Step + ": " + st.Verdict
@@ -218,6 +222,22 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 			s += " (not journaled; follows from the outcome)"
 		}
 		w.line("%s", s)
+		for _, g := range st.Guards {
+			s := fmt.Sprintf("    guard %q at %s: %s", g.Pattern, g.At, verdictText(g.Verdict))
+			if len(g.Marks) > 0 {
+				s += " (marks: " + strings.Join(g.Marks, ", ") + ")"
+			}
+			if g.Reason != "" {
+				s += ": " + g.Reason
+			}
+			if g.Error != "" {
+				s += ": " + g.Error
+			}
+			if g.Attempt > 1 {
+				s += fmt.Sprintf(" [attempt %d]", g.Attempt)
+			}
+			w.line("%s", s)
+		}
 	}
 	// the replay, traced, on a scratch copy
 	var mu sync.Mutex

@@ -188,3 +188,38 @@ func TestInspectCmdPages(t *testing.T) {
 		}
 	}
 }
+
+// explain --session ID --call CALL_ID prints what the journal holds of a
+// recorded call, each guard's verdict included, then the replayed chain
+// (R4.3).
+func TestExplainRecordedCall(t *testing.T) {
+	cfg := explainProject(t)
+	for _, ev := range []string{
+		`{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}`,
+		`{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/.env"},"tool_use_id":"tu1"}`,
+		`{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/p/a.txt"},"tool_use_id":"tu2"}`,
+	} {
+		var out, errb bytes.Buffer
+		if code := hookMain([]string{"claude", "--config", cfg}, strings.NewReader(ev), &out, &errb); code != 0 {
+			t.Fatalf("hook: %d %s", code, errb.String())
+		}
+	}
+	for _, c := range []struct {
+		call string
+		want []string
+	}{
+		{"tu1", []string{"recorded in the journal:", "  guards: refuse (the guard at protect.lua:2): protect: /p/.env holds secrets",
+			`    guard "claude/*" at protect.lua:2: refused: protect: /p/.env holds secrets`, "outcome: refused by the guard at protect.lua:2"}},
+		{"tu2", []string{"  guards: pass\n", `    guard "claude/*" at protect.lua:2: invoked the rest of the chain`, "outcome: allowed: the agent runs the tool"}},
+	} {
+		var out, errb bytes.Buffer
+		if code := explainMain([]string{"--session", "claude/s1", "--call", c.call, "--config", cfg}, nil, &out, &errb); code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.call, code, errb.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", c.call, w, out.String())
+			}
+		}
+	}
+}
