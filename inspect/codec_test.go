@@ -51,6 +51,7 @@ func TestDecodeEntryAsEncodingJSON(t *testing.T) {
 		`{"t":"round-end","round":2,"output":"done","continue":true,"host_continue":false}`,
 		`{"t":"tool","diagnostics":["a","b"],"status":null,"value":"x\u2029y"}`,
 		`{"t":"method","owner":"o","name":"m","rev":7,"auth":true,"value":{"k":"<v>"}}`,
+		`{"t":"tool","status":"failed","error":"cancelled","code":"cancelled","guards":[{"at":"a.lua:1","verdict":"invoke","marks":["m"]}]}`,
 		`{"t":"consume","id":"s:n1","unknown_field":{"x":[1,2]}}`,
 		`{}`,
 	)
