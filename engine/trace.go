@@ -29,7 +29,12 @@ const (
 	TraceResults  = "results"   // the result guards judged the core's result
 	TracePost     = "post"      // a hook's :post ran
 	TracePostFail = "post-fail" // a hook's :post-fail ran
-	TraceOutcome  = "outcome"   // the call's outcome
+	TraceOutcome  = "outcome"   // the call's outcome (a boundary's: Path is the boundary)
+
+	// Steps of a traced boundary (Path is "turn/start", "round/end"...).
+	TraceBoundary = "boundary" // the boundary's guards and hooks, in pin order (Registrations)
+	TraceHook     = "hook"     // a boundary hook ran (Verdict ok or error; Notes it emitted)
+	TracePlaced   = "placed"   // the notes a round start placed into the round's model call
 )
 
 // TraceStep is one step of a tool chain, as Options.Trace hears it.
@@ -59,6 +64,12 @@ type TraceStep struct {
 	Diagnostics []string
 	// Attempt counts the chain's attempts (a guard's retry starts another).
 	Attempt int
+	// Notes are the notes a boundary hook emitted (hook), or a round
+	// start placed (placed).
+	Notes []Note
+	// Continue and HostContinue are a round end's decision (outcome of
+	// "round/end"): whether the loop goes on, and whether the host asked.
+	Continue, HostContinue bool
 }
 
 // Tracer hears the steps of every tool chain of an engine. It is called on
@@ -331,4 +342,66 @@ func (i *Instance) traceCeiling(path string, out Outcome) {
 		return
 	}
 	i.e.tracer(TraceStep{Instance: i.id, Path: path, Step: TraceCeiling, Verdict: out.Status, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error})
+}
+
+// traceBoundary tells of the registrations a boundary phase runs: its
+// guards (at a start) and its hooks, in pin order.
+func (i *Instance) traceBoundary(set *regSet, kind, phase, callID string) {
+	var regs []Registration
+	if phase == "start" {
+		for _, g := range set.guards[kind] {
+			rg := g.decl.registration()
+			rg.Form = "guard/" + kind
+			regs = append(regs, rg)
+		}
+	}
+	for _, h := range set.hooks[kind+"/"+phase] {
+		rg := h.decl.registration()
+		rg.Form, rg.Pattern = "hook/"+kind, phase
+		regs = append(regs, rg)
+	}
+	i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceBoundary, Registrations: regs})
+}
+
+// traceBoundaryGuard tells what boundary guard k made of the boundary,
+// out being what its run returned.
+func (b *bchain) traceGuard(gr *guardRun, out Outcome) {
+	st := TraceStep{Instance: b.i.id, CallID: b.callID, Path: b.kind + "/start", Step: TraceGuard, Index: gr.k}
+	st.Registration = gr.g.decl.registration()
+	st.Registration.Form = "guard/" + b.kind
+	switch {
+	case gr.invoked && out.Status == gr.out.Status && out.Reason == gr.out.Reason && out.Error == gr.out.Error:
+		st.Verdict = "invoke"
+	case out.Status == StatusFailed:
+		st.Verdict, st.Error = "error", out.Error
+	case out.Status == StatusRefused:
+		st.Verdict, st.Reason, st.RefusedBy = "refuse", out.Reason, out.RefusedBy
+	default:
+		st.Verdict = "invoke"
+	}
+	b.i.e.tracer(st)
+}
+
+// traceHookRun tells what boundary hook h did: the notes it emitted, or
+// the error it threw.
+func (i *Instance) traceHookRun(kind, phase, callID string, k int, h *hookDecl, notes []Note, err error) {
+	st := TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceHook, Index: k, Verdict: StatusOK, Notes: notes}
+	st.Registration = h.decl.registration()
+	st.Registration.Form, st.Registration.Pattern = "hook/"+kind, phase
+	if err != nil {
+		st.Verdict, st.Error = "error", errText(err)
+	}
+	i.e.tracer(st)
+}
+
+// traceBoundaryOut tells a boundary phase's outcome.
+func (i *Instance) traceBoundaryOut(kind, phase, callID string, res BoundaryResult, hostContinue bool) {
+	if i.e.tracer == nil {
+		return
+	}
+	if kind == "round" && phase == "start" && res.Status == StatusOK {
+		i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: "round/start", Step: TracePlaced, Notes: res.Notes})
+	}
+	i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceOutcome, Verdict: res.Status,
+		Reason: res.Reason, RefusedBy: res.RefusedBy, Error: res.Error, Continue: res.Continue, HostContinue: hostContinue})
 }

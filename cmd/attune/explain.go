@@ -16,6 +16,7 @@ import (
 	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/inspect"
+	"github.com/attune-dev/attune/session"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -119,20 +120,29 @@ func explainEvent(ctx context.Context, d harness.Dialect, cfgFlag string, stdin 
 		w.line("tool: %s", ev.Tool)
 	}
 	w.line("configuration: %s (bot %s)", relPath(path), cfg.Hook(d.Name()).Bot)
+	bsteps, tsteps := splitBoundary(steps)
+	if ev.Kind == harness.ToolPre || ev.Kind == harness.ToolPost || ev.Kind == harness.ToolFail {
+		bsteps = quietBoundariesOut(bsteps) // the turn and round a call opens, when nothing is registered on them
+	}
 	if len(steps) == 0 {
 		switch {
 		case ev.Kind == harness.ToolPre || ev.Kind == harness.ToolPost || ev.Kind == harness.ToolFail:
 			w.line("no tool chain ran: nothing of the session sees this call")
 		default:
-			w.line("no tool chain ran: this event is a boundary (turn or round), not a tool call")
+			w.line("no turn or round of the session ran: attune has nothing to say about this event")
 		}
 	}
-	w.steps(steps)
+	w.boundaries(bsteps)
+	w.steps(tsteps)
 	if s := strings.TrimSpace(warn.String()); s != "" {
 		w.line("attune said: %s", strings.ReplaceAll(s, "\n", "\n  "))
 	}
 	w.line("answer: %s", strings.TrimSpace(string(d.Render(ev, a))))
-	w.line("why: %s", why(a, steps))
+	if len(bsteps) > 0 && len(tsteps) == 0 {
+		w.line("why: %s", whyBoundary(a, bsteps))
+	} else {
+		w.line("why: %s", why(a, tsteps))
+	}
 	w.line("(run against a scratch copy of the store: nothing was changed)")
 	return 0
 }
@@ -453,4 +463,182 @@ func relPath(path string) string {
 		return r
 	}
 	return path
+}
+
+// splitBoundary parts traced steps into a boundary's (a turn's or round's
+// guards, hooks, placed notes and outcome) and tool chains'.
+func splitBoundary(steps []engine.TraceStep) (boundary, tools []engine.TraceStep) {
+	ids := map[string]string{} // boundary call id -> its path
+	for _, s := range steps {
+		if s.Step == engine.TraceBoundary {
+			ids[s.CallID] = s.Path
+		}
+	}
+	for _, s := range steps {
+		if p, ok := ids[s.CallID]; ok && p == s.Path {
+			boundary = append(boundary, s)
+		} else {
+			tools = append(tools, s)
+		}
+	}
+	return boundary, tools
+}
+
+// quietBoundariesOut leaves out the boundaries that ran no registration
+// and opened as asked.
+func quietBoundariesOut(steps []engine.TraceStep) []engine.TraceStep {
+	quiet := map[string]bool{}
+	for _, s := range steps {
+		if s.Step == engine.TraceBoundary && len(s.Registrations) == 0 {
+			quiet[s.CallID] = true
+		}
+		if s.Step == engine.TraceOutcome && s.Verdict != engine.StatusOK || s.Step == engine.TracePlaced && len(s.Notes) > 0 {
+			delete(quiet, s.CallID)
+		}
+	}
+	var out []engine.TraceStep
+	for _, s := range steps {
+		if !quiet[s.CallID] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// boundaries prints traced boundaries step by step: the registrations of
+// each phase in pin order, what each guard and hook did, the notes placed,
+// and the outcome.
+func (x *explainer) boundaries(steps []engine.TraceStep) {
+	for _, s := range steps {
+		switch s.Step {
+		case engine.TraceBoundary:
+			x.line("%s (%s):", s.Path, s.CallID)
+			if len(s.Registrations) == 0 {
+				x.line("  registrations of %s: none", s.Path)
+				continue
+			}
+			x.line("  registrations of %s, in pin order:", s.Path)
+			for k, r := range s.Registrations {
+				what := r.Form
+				if r.Pattern != "" {
+					what += fmt.Sprintf(" %q", r.Pattern)
+				}
+				x.line("    %d. %s of %s at %s", k+1, what, r.Program, r.Pos)
+			}
+		case engine.TraceGuard:
+			line := fmt.Sprintf("  %s of %s at %s: %s", s.Registration.Form, s.Registration.Program, s.Registration.Pos, verdictText(s.Verdict))
+			for _, t := range []string{s.Reason, s.Error} {
+				if t != "" {
+					line += ": " + t
+				}
+			}
+			x.line("%s", line)
+		case engine.TraceHook:
+			line := fmt.Sprintf("  hook %q of %s at %s: ", s.Registration.Pattern, s.Registration.Program, s.Registration.Pos)
+			switch {
+			case s.Error != "":
+				line += "threw: " + s.Error
+			case len(s.Notes) == 0:
+				line += "ran, emitted no note"
+			default:
+				line += "ran, emitted " + notesText(s.Notes)
+			}
+			x.line("%s", line)
+		case engine.TracePlaced:
+			if len(s.Notes) == 0 {
+				x.line("  placed into the round's model call: no note (none of the turn was waiting)")
+			} else {
+				x.line("  placed into the round's model call: %s", notesText(s.Notes))
+			}
+		case engine.TraceOutcome:
+			x.line("  outcome: %s", boundaryOutcome(s))
+		}
+	}
+}
+
+// notesText names notes: `1 note: ambient "text" (from prog)`.
+func notesText(ns []engine.Note) string {
+	parts := make([]string, len(ns))
+	for k, n := range ns {
+		parts[k] = fmt.Sprintf("%s %q", n.Kind, n.Text)
+		if n.Program != "" {
+			parts[k] += " (from " + n.Program + ")"
+		}
+	}
+	word := "notes"
+	if len(ns) == 1 {
+		word = "note"
+	}
+	return fmt.Sprintf("%d %s: %s", len(ns), word, strings.Join(parts, "; "))
+}
+
+func boundaryOutcome(s engine.TraceStep) string {
+	kind, phase, _ := strings.Cut(s.Path, "/")
+	switch {
+	case s.Verdict == engine.StatusRefused:
+		return fmt.Sprintf("refused by the %s: %s (the %s does not open)", s.RefusedBy, s.Reason, kind)
+	case s.Verdict == engine.StatusFailed:
+		return "failed: " + s.Error
+	case kind == "round" && phase == "end" && s.Continue && s.HostContinue:
+		return "ok; the loop continues: the host asked to"
+	case kind == "round" && phase == "end" && s.Continue:
+		return "ok; the loop continues: an activating note of this round end asks for it"
+	case kind == "round" && phase == "end":
+		return "ok; the loop may stop: the host did not ask to continue and no activating note was emitted"
+	case phase == "start":
+		return "ok: the " + kind + " opens"
+	}
+	return "ok: the " + kind + " ends"
+}
+
+// whyBoundary says in a sentence why a boundary event's answer is what it
+// is.
+func whyBoundary(a harness.Answer, steps []engine.TraceStep) string {
+	var refused, cont *engine.TraceStep
+	var activating []string
+	placed, emitted := 0, 0
+	for k := range steps {
+		s := &steps[k]
+		switch s.Step {
+		case engine.TraceOutcome:
+			if s.Verdict == engine.StatusRefused && refused == nil {
+				refused = s
+			}
+			if s.Continue {
+				cont = s
+			}
+		case engine.TraceGuard:
+			if s.Verdict == "refuse" && refused == nil {
+				refused = s
+			}
+		case engine.TracePlaced:
+			placed += len(s.Notes)
+		case engine.TraceHook:
+			emitted += len(s.Notes)
+			for _, n := range s.Notes {
+				if n.Kind == session.Activating && strings.HasSuffix(s.Path, "/end") {
+					activating = append(activating, n.Program)
+				}
+			}
+		}
+	}
+	switch {
+	case refused != nil && a.Decision == "block":
+		at := refused.Registration.Pos
+		if at == "" {
+			return fmt.Sprintf("the %s refused the %s, so the agent is told to block it, with the reason", refused.RefusedBy, refused.Path)
+		}
+		return fmt.Sprintf("the %s at %s refused %s, so the agent is told to block it, with the guard's reason", refused.Registration.Form, at, refused.Path)
+	case cont != nil && !cont.HostContinue && a.Decision == "block":
+		return fmt.Sprintf("an activating note of the round end (from %s) asks the loop to continue, so the agent is told not to stop, with the note's text", strings.Join(activating, ", "))
+	case a.Decision == "block":
+		return "a behavior refused the event or asks the agent to continue"
+	case a.Context != "" && placed > 0:
+		return fmt.Sprintf("the round start placed %d note(s) into the model's context: the agent adds them as context; nothing refused the event", placed)
+	case a.Context != "":
+		return "behaviors' notes reach the model as context; nothing refused the event"
+	case emitted > 0:
+		return fmt.Sprintf("every guard let the event through; the hooks emitted %d note(s), which wait for the next model call", emitted)
+	}
+	return "every guard let the event through and no hook emitted a note: attune gives no decision"
 }
