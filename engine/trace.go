@@ -399,7 +399,7 @@ func (i *Instance) traceBoundaryOut(kind, phase, callID string, res BoundaryResu
 	if i.e.tracer == nil {
 		return
 	}
-	if kind == "round" && phase == "start" && res.Status == StatusOK {
+	if kind == "round" && phase == "start" && res.Status == StatusOK && i.sess.Load().rp == nil { // a replay places nothing
 		i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: "round/start", Step: TracePlaced, Notes: res.Notes})
 	}
 	i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceOutcome, Verdict: res.Status,

@@ -23,6 +23,7 @@ import (
 const explainUsage = `usage:
   attune explain DIALECT [--config FILE] < event.json   why attune hook answers this event as it does
   attune explain --session ID --call CALL_ID [--config FILE]   why a recorded call got its outcome
+  attune explain --session ID --turn N [--round M] [--config FILE]   why a recorded turn (or round) went as it did
 DIALECT is claude, codex, cursor or gemini. The configuration is found as attune hook
 finds it. Nothing is written to the store: the event runs against a scratch copy.
 `
@@ -41,8 +42,10 @@ func explainMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, explainUsage); fs.PrintDefaults() }
 	cfgFlag := fs.String("config", "", "the attune configuration")
-	sess := fs.String("session", "", "a recorded session (with --call)")
+	sess := fs.String("session", "", "a recorded session (with --call, or --turn)")
 	callID := fs.String("call", "", "the call id of a recorded tool call (or the agent's tool_use_id)")
+	turn := fs.Int("turn", 0, "a recorded turn's number (from 1): its start and end")
+	round := fs.Int("round", 0, "with --turn: one of its rounds (from 1): its start and end")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -53,10 +56,16 @@ func explainMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if *sess != "" || *callID != "" {
-		if dialect != "" || *sess == "" || *callID == "" {
-			fmt.Fprintln(stderr, "attune explain: --session ID and --call CALL_ID go together, without a DIALECT")
+	if *sess != "" || *callID != "" || *turn != 0 || *round != 0 {
+		switch {
+		case dialect != "" || *sess == "" || (*callID == "") == (*turn == 0):
+			fmt.Fprintln(stderr, "attune explain: --session ID goes with --call CALL_ID or with --turn N [--round M], without a DIALECT")
 			return 2
+		case *turn < 0 || *round < 0 || *round > 0 && *turn == 0:
+			fmt.Fprintln(stderr, "attune explain: --turn N and --round M are numbers from 1, and --round goes with --turn")
+			return 2
+		case *turn > 0:
+			return explainBoundaryRecorded(ctx, *cfgFlag, *sess, *turn, *round, stdout, stderr)
 		}
 		return explainCall(ctx, *cfgFlag, *sess, *callID, stdout, stderr)
 	}
@@ -641,4 +650,150 @@ func whyBoundary(a harness.Answer, steps []engine.TraceStep) string {
 		return fmt.Sprintf("every guard let the event through; the hooks emitted %d note(s), which wait for the next model call", emitted)
 	}
 	return "every guard let the event through and no hook emitted a note: attune gives no decision"
+}
+
+// explainBoundaryRecorded explains a recorded turn (or one of its rounds):
+// what the journal holds of its boundaries, then the session replayed on
+// a scratch copy with its boundaries traced.
+func explainBoundaryRecorded(ctx context.Context, cfgFlag, sess string, turn, round int, stdout, stderr io.Writer) int {
+	cwd, _ := os.Getwd()
+	path, err := harness.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	var cfg *config.Config
+	if err == nil {
+		cfg, err = config.Load(path)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "attune explain:", err)
+		return 2
+	}
+	base, err := scratchBase(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune explain:", err)
+		return 2
+	}
+	defer base.Close()
+	t, err := inspect.Load(ctx, base, sess)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune explain:", err)
+		return 2
+	}
+	// the boundaries asked for, and the notes of their phases
+	ids := map[string]bool{}
+	var mine []*inspect.Event
+	inst, turns := "", 0
+	for k := range t.Events {
+		ev := &t.Events[k]
+		if ev.Kind == inspect.KindTurn && ev.Status == engine.StatusOK {
+			turns = max(turns, ev.Turn)
+		}
+		if ev.Turn != turn || inst != "" && ev.Instance != inst {
+			continue
+		}
+		var take bool
+		switch ev.Kind {
+		case inspect.KindTurn, inspect.KindTurnEnd:
+			take = round == 0
+		case inspect.KindRound, inspect.KindRoundEnd:
+			take = round == 0 || ev.Round == round
+		case inspect.KindNote:
+			take = ids[ev.CallID] || round == 0 || ev.Round == round
+		}
+		if take {
+			if inst == "" {
+				inst = ev.Instance
+			}
+			if ev.Kind != inspect.KindNote {
+				ids[ev.CallID] = true
+			}
+			mine = append(mine, ev)
+		}
+	}
+	if len(ids) == 0 {
+		what := fmt.Sprintf("turn %d", turn)
+		if round > 0 {
+			what += fmt.Sprintf(" round %d", round)
+		}
+		fmt.Fprintf(stderr, "attune explain: session %s has no %s (its turns: %d)\n", t.Session, what, turns)
+		return 2
+	}
+	w := &explainer{w: stdout}
+	what := fmt.Sprintf("turn %d", turn)
+	if round > 0 {
+		what += fmt.Sprintf(" round %d", round)
+	}
+	w.line("%s of session %s, instance %s", what, t.Session, inst)
+	w.line("recorded in the journal:")
+	for _, ev := range mine {
+		switch ev.Kind {
+		case inspect.KindNote:
+			n := ev.Note
+			state := n.State
+			if n.State == "consumed" {
+				state = "reached the model at " + n.ConsumedAt
+			}
+			w.line("    note (%s, from %s at %s): %q: %s", n.Kind, n.Program, n.Phase, n.Text, state)
+			continue
+		}
+		line := "  " + boundaryName(ev) + ": " + ev.Status
+		switch {
+		case ev.Status == engine.StatusRefused:
+			line += " by the " + ev.RefusedBy + ": " + ev.Reason
+		case ev.Error != "":
+			line += ": " + ev.Error
+		}
+		if ev.Kind == inspect.KindRoundEnd {
+			switch {
+			case ev.Continue && ev.HostContinue:
+				line += "; the loop continued (the host asked)"
+			case ev.Continue:
+				line += "; the loop continued (an activating note asked)"
+			default:
+				line += "; the loop could stop"
+			}
+		}
+		w.line("%s", line)
+	}
+	var mu sync.Mutex
+	var steps []engine.TraceStep
+	rep, err := inspect.ReplayOn(ctx, cfg, base, t, func(s engine.TraceStep) { mu.Lock(); steps = append(steps, s); mu.Unlock() })
+	if err == nil {
+		for _, ri := range rep.Instances {
+			if ri.ID == inst && ri.Error != "" {
+				err = errors.New(ri.Error)
+			}
+		}
+		if rep.FirstDivergence != "" && err == nil {
+			w.line("the replay diverged from the journal: %s", rep.FirstDivergence)
+		}
+	}
+	if err != nil {
+		w.line("the session could not be replayed to trace each guard and hook: %v", err)
+		return 0
+	}
+	bsteps, _ := splitBoundary(steps)
+	var traced []engine.TraceStep
+	for _, s := range bsteps {
+		if ids[s.CallID] && s.Instance == inst {
+			traced = append(traced, s)
+		}
+	}
+	if len(traced) == 0 {
+		w.line("the replay ran none of these boundaries")
+		return 0
+	}
+	w.line("replayed against the session's pin:")
+	w.boundaries(traced)
+	return 0
+}
+
+func boundaryName(ev *inspect.Event) string {
+	switch ev.Kind {
+	case inspect.KindTurn:
+		return fmt.Sprintf("turn %d start", ev.Turn)
+	case inspect.KindTurnEnd:
+		return fmt.Sprintf("turn %d end", ev.Turn)
+	case inspect.KindRound:
+		return fmt.Sprintf("round %d start", ev.Round)
+	}
+	return fmt.Sprintf("round %d end", ev.Round)
 }

@@ -332,3 +332,66 @@ func TestExplainStopBoundary(t *testing.T) {
 		t.Fatalf("explain changed the store: exit %d\n%s", code, js)
 	}
 }
+
+// explain --session ID --turn N [--round M] prints what the journal holds
+// of a recorded turn or round, then its boundaries replayed step by step,
+// without changing the store (R3.1, R3.6, R3.10).
+func TestExplainRecordedTurn(t *testing.T) {
+	cfg := explainGateProject(t)
+	for _, ev := range []string{
+		`{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}`,
+		`{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":false}`,
+		`{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":true}`,
+	} {
+		var out, errb bytes.Buffer
+		if code := hookMain([]string{"claude", "--config", cfg}, strings.NewReader(ev), &out, &errb); code != 0 {
+			t.Fatalf("hook: %d %s", code, errb.String())
+		}
+	}
+	_, before, _ := run("inspect", "--json", "--config", cfg, "claude/s1")
+	var out, errb bytes.Buffer
+	if code := explainMain([]string{"--session", "claude/s1", "--turn", "1", "--round", "1", "--config", cfg}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	got := boundaryIDs.ReplaceAllString(out.String(), "(ID)")
+	for _, w := range []string{
+		"turn 1 round 1 of session claude/s1/s1, instance claude/s1\n",
+		"recorded in the journal:\n",
+		"  round 1 start: ok\n",
+		"  round 1 end: ok; the loop continued (an activating note asked)\n",
+		"replayed against the session's pin:\n",
+		"round/end (ID):\n  registrations of round/end, in pin order:\n    1. hook/round \"end\" of gate at gate.lua:13\n",
+		"  hook \"end\" of gate at gate.lua:13: ran, emitted 1 note: activating \"the tests fail: fix them before you stop\" (from gate)\n",
+		"  outcome: ok; the loop continues: an activating note of this round end asks for it\n",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("output lacks %q:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "placed into") {
+		t.Errorf("a replay places no note, but the output says it did:\n%s", got)
+	}
+	if strings.Contains(got, "turn/start") {
+		t.Errorf("--round 1 printed the turn's start:\n%s", got)
+	}
+	out.Reset()
+	if code := explainMain([]string{"--session", "claude/s1", "--turn", "1", "--config", cfg}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, w := range []string{"  turn 1 start: ok\n", `note (ambient, from gate at turn/start): "Mind the secrets in .env files.": reached the model at turn 1 round 1`,
+		"  guard/turn of gate at gate.lua:2: invoked the rest of the chain\n", "round 2 end", "the loop could stop"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("--turn 1: output lacks %q:\n%s", w, out.String())
+		}
+	}
+	if _, after, _ := run("inspect", "--json", "--config", cfg, "claude/s1"); after != before {
+		t.Errorf("explain changed the session")
+	}
+	errb.Reset()
+	if code := explainMain([]string{"--session", "claude/s1", "--turn", "7", "--config", cfg}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "has no turn 7 (its turns: 1)") {
+		t.Errorf("turn 7: exit %d: %s", code, errb.String())
+	}
+	if code := explainMain([]string{"--session", "claude/s1", "--round", "1", "--config", cfg}, nil, &out, &errb); code != 2 {
+		t.Errorf("--round without --turn: exit %d", code)
+	}
+}
