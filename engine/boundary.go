@@ -56,6 +56,7 @@ type BoundaryResult struct {
 // bchain runs the guards of one boundary (R3.1).
 type bchain struct {
 	i      *Instance
+	kind   string // turn or round
 	ctx    context.Context
 	guards []*guardDecl
 	rec    map[string]any
@@ -71,7 +72,12 @@ func (b *bchain) step(k int) Outcome {
 	g := b.guards[k]
 	fr := newFrame(nil, b.ctx, b.i, g.reg, &g.decl, b.callID)
 	fr.thread = &b.thread
-	return runGuard(fr, &guardRun{chain: b, g: g, k: k})
+	gr := &guardRun{chain: b, g: g, k: k}
+	out := runGuard(fr, gr)
+	if b.i.e.tracer != nil {
+		b.traceGuard(gr, out)
+	}
+	return out
 }
 
 // The boundary chain as the guard runner sees it (guard.go).
@@ -191,6 +197,9 @@ const hookSpread = 50 * time.Microsecond
 // notes in pin order then declaration order, and the first failure.
 func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string, rec map[string]any, callID string) ([]session.Note, *Error) {
 	hooks := set.hooks[kind+"/"+phase]
+	if i.e.tracer != nil && phase == "end" { // a start's guards told of it (beginBoundary)
+		i.traceBoundary(set, kind, phase, callID)
+	}
 	if len(hooks) == 0 {
 		return nil, nil
 	}
@@ -266,6 +275,9 @@ func (i *Instance) runHooks(ctx context.Context, set *regSet, kind, phase string
 	var failure *Error
 	for k, res := range results {
 		notes = append(notes, res.sink.notes...)
+		if i.e.tracer != nil {
+			i.traceHookRun(kind, phase, callID, k, hooks[k], res.sink.notes, res.err)
+		}
 		if res.err != nil {
 			if failure == nil {
 				failure = scriptErr(hooks[k].reg, res.err)
@@ -385,7 +397,10 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	}
 	callID := s.boundaryID("turn", "start")
 	s.journaling.Store(true)
-	b := &bchain{i: i, ctx: ctx, guards: set.guards["turn"], rec: rec, callID: callID}
+	b := &bchain{i: i, kind: "turn", ctx: ctx, guards: set.guards["turn"], rec: rec, callID: callID}
+	if i.e.tracer != nil {
+		i.traceBoundary(set, "turn", "start", callID)
+	}
 	out := b.step(0)
 	entry := session.Entry{Type: session.TurnBegin, Turn: s.turn, Input: in.Input, ContextFresh: in.ContextFresh, Status: out.Status,
 		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Code: errCode(out.Err), Engine: Version, Harness: rec["harness"]}
@@ -406,6 +421,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 		set.release()
 		res := refusedResult(out)
 		res.Halt = s.takeHalt()
+		i.traceBoundaryOut("turn", "start", callID, res, false)
 		return res, s.flush(ctx)
 	}
 	s.mu.Lock()
@@ -419,6 +435,7 @@ func (i *Instance) BeginTurn(ctx context.Context, in TurnInput) (BoundaryResult,
 	s.journal(entry)
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: notes, Halt: s.takeHalt()}
 	res.failedWith(failure)
+	i.traceBoundaryOut("turn", "start", callID, res, false)
 	return res, s.flush(ctx)
 }
 
@@ -481,7 +498,10 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 		rec["harness"] = h
 	}
 	callID := s.boundaryID("round", "start")
-	b := &bchain{i: i, ctx: ctx, guards: set.guards["round"], rec: rec, callID: callID}
+	b := &bchain{i: i, kind: "round", ctx: ctx, guards: set.guards["round"], rec: rec, callID: callID}
+	if i.e.tracer != nil {
+		i.traceBoundary(set, "round", "start", callID)
+	}
 	out := b.step(0)
 	entry := session.Entry{Type: session.RoundBegin, Turn: s.turn, Round: s.round, Status: out.Status,
 		CallID: callID, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error, Code: errCode(out.Err), Harness: rec["harness"]}
@@ -493,6 +513,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 		s.mu.Unlock()
 		res := refusedResult(out)
 		res.Halt = s.takeHalt()
+		i.traceBoundaryOut("round", "start", callID, res, false)
 		return res, s.flush(ctx)
 	}
 	s.inRound = true
@@ -509,6 +530,7 @@ func (i *Instance) BeginRound(ctx context.Context) (BoundaryResult, error) {
 	}
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: placed, Halt: s.takeHalt()}
 	res.failedWith(failure)
+	i.traceBoundaryOut("round", "start", callID, res, false)
 	return res, s.flush(ctx)
 }
 
@@ -557,6 +579,7 @@ func (i *Instance) endRound(ctx context.Context, in RoundEnd) (BoundaryResult, e
 		CallID: callID, Status: statusOf(failure), Error: failText(failure), Code: failCode(failure), Harness: rec["harness"]})
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Round: s.round, Notes: notes, Continue: cont, Halt: halt}
 	res.failedWith(failure)
+	i.traceBoundaryOut("round", "end", callID, res, in.HostContinue)
 	return res, s.flush(ctx)
 }
 
@@ -615,6 +638,11 @@ func (i *Instance) EndTurn(ctx context.Context, addenda ...string) (BoundaryResu
 	}
 	res := BoundaryResult{Status: StatusOK, Turn: s.turn, Notes: append(early, notes...), LoopEnd: &le, Halt: halt}
 	res.failedWith(failure)
+	if i.e.tracer != nil {
+		out := res
+		out.Notes = notes
+		i.traceBoundaryOut("turn", "end", callID, out, false)
+	}
 	return res, s.flush(ctx)
 }
 

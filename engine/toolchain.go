@@ -56,6 +56,9 @@ type Outcome struct {
 	// (Result is the new one).
 	Replaced bool
 	CallID   string
+	// guards are the verdicts of the tool guards the call ran through,
+	// journaled with it
+	guards []session.GuardVerdict
 	// Err is the error behind a refusal or failure (nil when ok): an
 	// *Error whose Code is the refused_by word or the failure's kind, and
 	// whose text is Reason or Error.
@@ -334,6 +337,8 @@ type chain struct {
 	chainState
 	grs [3]guardRun // the first guards' runs, without an allocation each
 	frs [5]frame    // the first frames of the chain, likewise
+	// verdicts are the guards' verdicts, for the call's journal entry
+	verdicts []session.GuardVerdict
 }
 
 // chainState is what a chain starts from afresh; its runs and frames are
@@ -477,6 +482,7 @@ func (i *Instance) enterChain(ctx context.Context, set *regSet, te *toolEntry, c
 			ch.callID = i.newCallID()
 		}
 	}
+	ch.verdicts = ch.verdicts[:0]
 	return ch
 }
 
@@ -508,6 +514,7 @@ func (c *chain) run() Outcome {
 	if out.Status != StatusOK && out.Status != StatusPending {
 		out = c.postFail(out)
 	}
+	out.guards = c.journaledVerdicts()
 	return out
 }
 
@@ -584,6 +591,7 @@ func (c *chain) step(k int, args any) Outcome {
 	}
 	*gr = guardRun{chain: c, g: g, k: k, args: args}
 	out := runGuard(fr, gr)
+	c.noteVerdict(gr, out)
 	if c.i.e.tracer != nil {
 		c.traceGuard(gr, out)
 	}

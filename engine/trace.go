@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/attune-dev/attune/luabind"
@@ -28,7 +29,12 @@ const (
 	TraceResults  = "results"   // the result guards judged the core's result
 	TracePost     = "post"      // a hook's :post ran
 	TracePostFail = "post-fail" // a hook's :post-fail ran
-	TraceOutcome  = "outcome"   // the call's outcome
+	TraceOutcome  = "outcome"   // the call's outcome (a boundary's: Path is the boundary)
+
+	// Steps of a traced boundary (Path is "turn/start", "round/end"...).
+	TraceBoundary = "boundary" // the boundary's guards and hooks, in pin order (Registrations)
+	TraceHook     = "hook"     // a boundary hook ran (Verdict ok or error; Notes it emitted)
+	TracePlaced   = "placed"   // the notes a round start placed into the round's model call
 )
 
 // TraceStep is one step of a tool chain, as Options.Trace hears it.
@@ -58,6 +64,12 @@ type TraceStep struct {
 	Diagnostics []string
 	// Attempt counts the chain's attempts (a guard's retry starts another).
 	Attempt int
+	// Notes are the notes a boundary hook emitted (hook), or a round
+	// start placed (placed).
+	Notes []Note
+	// Continue and HostContinue are a round end's decision (outcome of
+	// "round/end"): whether the loop goes on, and whether the host asked.
+	Continue, HostContinue bool
 }
 
 // Tracer hears the steps of every tool chain of an engine. It is called on
@@ -221,19 +233,89 @@ func (c *chain) traceGuard(gr *guardRun, out Outcome) {
 	st := TraceStep{Step: TraceGuard, Index: gr.k, Pattern: gr.g.pattern, Marks: append([]string{}, c.marks...)}
 	st.Registration = gr.g.decl.registration()
 	st.Registration.Form, st.Registration.Pattern = "guard/tool", gr.g.pattern
-	switch {
-	case c.retry && !gr.invoked:
-		st.Verdict, st.Reason = "retry", c.retryWhy
-	case gr.invoked && out.Status == gr.out.Status && out.Reason == gr.out.Reason && out.Error == gr.out.Error:
-		st.Verdict = "invoke"
-	case out.Status == StatusFailed:
-		st.Verdict, st.Error = "error", out.Error
-	case out.Status == StatusRefused:
-		st.Verdict, st.Reason, st.RefusedBy = "refuse", out.Reason, out.RefusedBy
-	default:
-		st.Verdict = "invoke"
+	st.Verdict, st.Reason, st.Error = c.guardVerdict(gr, out)
+	if st.Verdict == "refuse" {
+		st.RefusedBy = out.RefusedBy
 	}
 	c.traceStep(st)
+}
+
+// guardVerdict is what guard gr made of the call, out being what its run
+// returned: invoke (the rest of the chain ran and its outcome stands),
+// refuse, retry or error, with the reason or error.
+func (c *chain) guardVerdict(gr *guardRun, out Outcome) (verdict, reason, errText string) {
+	switch {
+	case c.retry && !gr.invoked:
+		return "retry", c.retryWhy, ""
+	case gr.invoked && out.Status == gr.out.Status && out.Reason == gr.out.Reason && out.Error == gr.out.Error:
+		return "invoke", "", ""
+	case out.Status == StatusFailed:
+		return "error", "", out.Error
+	case out.Status == StatusRefused:
+		return "refuse", out.Reason, ""
+	}
+	return "invoke", "", ""
+}
+
+// Bounds on the guards' verdicts a call's journal entry holds.
+const (
+	// MaxJournaledGuards is how many guards' verdicts one call journals
+	// (over all its attempts); the rest are left out.
+	MaxJournaledGuards = 16
+	// MaxJournaledVerdictText is the most of a verdict's reason or error
+	// journaled, in bytes; MaxJournaledMarks how many of its marks.
+	MaxJournaledVerdictText = 512
+	MaxJournaledMarks       = 16
+)
+
+// noteVerdict keeps guard gr's verdict for the call's journal entry
+// (bounded), out being what its run returned.
+func (c *chain) noteVerdict(gr *guardRun, out Outcome) {
+	if len(c.verdicts) >= MaxJournaledGuards {
+		return
+	}
+	v := session.GuardVerdict{At: gr.g.pos, Pattern: gr.g.pattern}
+	v.Verdict, v.Reason, v.Error = c.guardVerdict(gr, out)
+	v.Reason, v.Error = cutText(v.Reason, MaxJournaledVerdictText), cutText(v.Error, MaxJournaledVerdictText)
+	if len(c.marks) > 0 {
+		v.Marks = append([]string(nil), c.marks[:min(len(c.marks), MaxJournaledMarks)]...)
+	}
+	if c.attempt > 1 {
+		v.Attempt = c.attempt
+	}
+	c.verdicts = append(c.verdicts, v)
+}
+
+// journaledVerdicts is a copy of the verdicts a chain kept, in pin order
+// within each attempt (a guard returns after the guards it invoked, so
+// they were kept innermost first).
+func (c *chain) journaledVerdicts() []session.GuardVerdict {
+	if len(c.verdicts) == 0 {
+		return nil
+	}
+	out := append([]session.GuardVerdict(nil), c.verdicts...)
+	for from := 0; from < len(out); {
+		to := from + 1
+		for to < len(out) && out[to].Attempt == out[from].Attempt {
+			to++
+		}
+		slices.Reverse(out[from:to])
+		from = to
+	}
+	clear(c.verdicts) // the pooled chain keeps no strings of this call
+	c.verdicts = c.verdicts[:0]
+	return out
+}
+
+// cutText is s cut to at most n bytes, at a character boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func (c *chain) traceHook(step string, h *hookDecl, k int, err error, diag string) {
@@ -260,4 +342,66 @@ func (i *Instance) traceCeiling(path string, out Outcome) {
 		return
 	}
 	i.e.tracer(TraceStep{Instance: i.id, Path: path, Step: TraceCeiling, Verdict: out.Status, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error})
+}
+
+// traceBoundary tells of the registrations a boundary phase runs: its
+// guards (at a start) and its hooks, in pin order.
+func (i *Instance) traceBoundary(set *regSet, kind, phase, callID string) {
+	var regs []Registration
+	if phase == "start" {
+		for _, g := range set.guards[kind] {
+			rg := g.decl.registration()
+			rg.Form = "guard/" + kind
+			regs = append(regs, rg)
+		}
+	}
+	for _, h := range set.hooks[kind+"/"+phase] {
+		rg := h.decl.registration()
+		rg.Form, rg.Pattern = "hook/"+kind, phase
+		regs = append(regs, rg)
+	}
+	i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceBoundary, Registrations: regs})
+}
+
+// traceBoundaryGuard tells what boundary guard k made of the boundary,
+// out being what its run returned.
+func (b *bchain) traceGuard(gr *guardRun, out Outcome) {
+	st := TraceStep{Instance: b.i.id, CallID: b.callID, Path: b.kind + "/start", Step: TraceGuard, Index: gr.k}
+	st.Registration = gr.g.decl.registration()
+	st.Registration.Form = "guard/" + b.kind
+	switch {
+	case gr.invoked && out.Status == gr.out.Status && out.Reason == gr.out.Reason && out.Error == gr.out.Error:
+		st.Verdict = "invoke"
+	case out.Status == StatusFailed:
+		st.Verdict, st.Error = "error", out.Error
+	case out.Status == StatusRefused:
+		st.Verdict, st.Reason, st.RefusedBy = "refuse", out.Reason, out.RefusedBy
+	default:
+		st.Verdict = "invoke"
+	}
+	b.i.e.tracer(st)
+}
+
+// traceHookRun tells what boundary hook h did: the notes it emitted, or
+// the error it threw.
+func (i *Instance) traceHookRun(kind, phase, callID string, k int, h *hookDecl, notes []Note, err error) {
+	st := TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceHook, Index: k, Verdict: StatusOK, Notes: notes}
+	st.Registration = h.decl.registration()
+	st.Registration.Form, st.Registration.Pattern = "hook/"+kind, phase
+	if err != nil {
+		st.Verdict, st.Error = "error", errText(err)
+	}
+	i.e.tracer(st)
+}
+
+// traceBoundaryOut tells a boundary phase's outcome.
+func (i *Instance) traceBoundaryOut(kind, phase, callID string, res BoundaryResult, hostContinue bool) {
+	if i.e.tracer == nil {
+		return
+	}
+	if kind == "round" && phase == "start" && res.Status == StatusOK && i.sess.Load().rp == nil { // a replay places nothing
+		i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: "round/start", Step: TracePlaced, Notes: res.Notes})
+	}
+	i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceOutcome, Verdict: res.Status,
+		Reason: res.Reason, RefusedBy: res.RefusedBy, Error: res.Error, Continue: res.Continue, HostContinue: hostContinue})
 }

@@ -51,6 +51,7 @@ func TestDecodeEntryAsEncodingJSON(t *testing.T) {
 		`{"t":"round-end","round":2,"output":"done","continue":true,"host_continue":false}`,
 		`{"t":"tool","diagnostics":["a","b"],"status":null,"value":"x\u2029y"}`,
 		`{"t":"method","owner":"o","name":"m","rev":7,"auth":true,"value":{"k":"<v>"}}`,
+		`{"t":"tool","status":"failed","error":"cancelled","code":"cancelled","guards":[{"at":"a.lua:1","verdict":"invoke","marks":["m"]}]}`,
 		`{"t":"consume","id":"s:n1","unknown_field":{"x":[1,2]}}`,
 		`{}`,
 	)
@@ -112,13 +113,13 @@ func TestEncodeEventAsEncodingJSON(t *testing.T) {
 	out := "done <ok>"
 	events := []Event{
 		{},
-		{Seq: 3, Instance: "claude/s1", Kind: KindCall, Turn: 1, Round: 2, CallID: "c:1", Path: "fs/<read>", Owner: "o", Name: "n",
+		{Seq: 3, Instance: "claude/s1", Kind: KindCall, Turn: 1, Round: 2, CallID: "c:1", ToolUseID: "toolu_1", Path: "fs/<read>", Owner: "o", Name: "n",
 			Input: json.RawMessage(`{"a":[1,"x"]}`), Status: "refused", Reason: "no & never", RefusedBy: "guard", RefusedAt: "p.lua:3",
 			Error: "é\u2028", Result: map[string]any{"k": "v"}, Diagnostics: []string{"d1", "d2"}, Rev: 9, Revs: map[string]int64{"b": 2, "a": 1},
 			Chain: []Step{
 				{Step: "ceiling", Verdict: "pass"},
 				{Step: "guards", Verdict: "refuse", Reason: "r", At: "p.lua:3", Marks: []string{"m"}, Error: "e", Value: "v", Recorded: true,
-					Guards: []GuardVerdict{{At: "p.lua:3", Pattern: "fs/*", Verdict: "invoke", Marks: []string{"m"}}, {At: "q.lua:1", Verdict: "refuse", Reason: "r", Error: "x"}}},
+					Guards: []GuardVerdict{{At: "p.lua:3", Pattern: "fs/*", Verdict: "invoke", Marks: []string{"m"}}, {At: "q.lua:1", Verdict: "refuse", Reason: "r", Error: "x", Attempt: 2}}},
 			},
 			Open: true, Note: &Note{ID: "s:n1", Kind: "ambient", Text: "t\n", Program: "p", Phase: "turn/start", State: "consumed", ReachedModel: true, ConsumedAt: "turn 1"},
 			Key: "k", Value: []any{1.5, nil}, Kind2: "lib", HostContinue: true, Continue: true, Output: &out, Pin: "pin", Level: "info", Program: "prog", Text: "text"},

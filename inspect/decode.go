@@ -103,6 +103,8 @@ func (dc *decoder) setField(en *session.Entry, key, v []byte, canon bool, member
 		en.Key, ok = str(v)
 	case "error":
 		en.Error, ok = str(v)
+	case "code":
+		en.Code, ok = str(v)
 	case "path":
 		en.Path, ok = again(&dc.path, v)
 	case "call_id":

@@ -19,6 +19,7 @@ func appendEvent(b []byte, ev *Event) []byte {
 	b = appendInt(b, `,"turn":`, int64(ev.Turn))
 	b = appendInt(b, `,"round":`, int64(ev.Round))
 	b = appendOpt(b, `,"call_id":`, ev.CallID)
+	b = appendOpt(b, `,"tool_use_id":`, ev.ToolUseID)
 	b = appendOpt(b, `,"path":`, ev.Path)
 	b = appendOpt(b, `,"owner":`, ev.Owner)
 	b = appendOpt(b, `,"name":`, ev.Name)
@@ -99,6 +100,7 @@ func appendStep(b []byte, st *Step) []byte {
 			b = appendOpt(b, `,"reason":`, g.Reason)
 			b = appendOpt(b, `,"error":`, g.Error)
 			b = appendStrs(b, `,"marks":`, g.Marks)
+			b = appendInt(b, `,"attempt":`, int64(g.Attempt))
 			b = append(b, '}')
 		}
 		b = append(b, ']')

@@ -70,6 +70,9 @@ func TestInspectorPageInChromium(t *testing.T) {
 		"refused by guard at protect.lua:2",
 		"protect: /p/.env holds secrets",
 		"guards: refuse at protect.lua:2",
+		// each guard's verdict, from the journal: the refusal, and the guard that let a.txt through
+		"guard claude/* at protect.lua:2: refuse: protect: /p/.env holds secrets",
+		"guard claude/* at protect.lua:2: invoke",
 		"Mind the secrets in .env files.",
 		"reached the model (turn 1 round 1)",
 		"turn starts",

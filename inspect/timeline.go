@@ -93,6 +93,9 @@ type Event struct {
 	Turn     int    `json:"turn,omitempty"`
 	Round    int    `json:"round,omitempty"`
 	CallID   string `json:"call_id,omitempty"`
+	// ToolUseID is the agent's id of a call (Claude Code's tool_use_id), as
+	// the harness's event carried it.
+	ToolUseID string `json:"tool_use_id,omitempty"`
 
 	// a call's path; a method's owner and name; a command's name
 	Path  string `json:"path,omitempty"`
@@ -161,15 +164,9 @@ type Step struct {
 
 // GuardVerdict is what one guard made of a call: where it was registered,
 // its pattern, its verdict (invoke, refuse, retry, error), its reason or
-// error, and the marks the call carried when it returned.
-type GuardVerdict struct {
-	At      string   `json:"at"`
-	Pattern string   `json:"pattern,omitempty"`
-	Verdict string   `json:"verdict"`
-	Reason  string   `json:"reason,omitempty"`
-	Error   string   `json:"error,omitempty"`
-	Marks   []string `json:"marks,omitempty"`
-}
+// error, the marks the call carried when it returned, and the attempt
+// (from the second, when a guard's retry ran the chain again).
+type GuardVerdict = session.GuardVerdict
 
 // Note is a note and what became of it.
 type Note struct {
@@ -524,7 +521,7 @@ func (b *builder) add(entries []session.Entry) {
 		case session.Core:
 			b.core = append(b.core, waiting{callID: en.CallID, path: en.Path, value: en.Value, err: en.Error})
 		case "tool-open":
-			ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, Input: en.Input, Status: engine.StatusPending, Open: true, Key: en.Key}
+			ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, ToolUseID: toolUseID(en.Harness), Input: en.Input, Status: engine.StatusPending, Open: true, Key: en.Key}
 			var marks []string
 			if v := asMap(en.Value); v != nil {
 				if ms, ok := v["marks"].([]any); ok {
@@ -592,7 +589,7 @@ func (b *builder) tool(en *session.Entry) {
 		return
 	}
 	s.Calls++
-	ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, Input: en.Value, Status: en.Status, Reason: en.Reason,
+	ev := Event{Kind: KindCall, Path: en.Path, CallID: en.CallID, ToolUseID: toolUseID(en.Harness), Input: en.Value, Status: en.Status, Reason: en.Reason,
 		RefusedBy: en.RefusedBy, RefusedAt: en.RefusedAt, Error: en.Error, Result: en.Result, Diagnostics: en.Diagnostics}
 	ev.Chain = b.chain(en, nil, false)
 	b.push(ev)
@@ -637,18 +634,25 @@ func (b *builder) chain(en *session.Entry, marks []string, open bool) []Step {
 	steps = append(steps, Step{Step: "ceiling", Verdict: "pass"})
 	switch by {
 	case engine.ByGuard:
-		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, At: en.RefusedAt, Recorded: true})
+		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, At: en.RefusedAt, Guards: en.Guards, Recorded: true})
 		return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
 	case engine.ByReentry, engine.ByRetryBudget:
-		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Recorded: true}, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Guards: en.Guards, Recorded: true}, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
 		return steps
 	}
 	if en.Status == engine.StatusFailed && !b.waitingFloor(en) && len(b.core) == 0 {
 		// failed before the floor: a guard or hook threw, or the arguments could not be recorded
-		return append(steps, Step{Step: "guards", Verdict: "error", Error: en.Error, Recorded: true},
-			Step{Step: "outcome", Verdict: en.Status, Error: en.Error, Recorded: true})
+		st := Step{Step: "guards", Verdict: "error", Error: en.Error, Guards: en.Guards, Recorded: true}
+		for _, g := range en.Guards {
+			if g.Verdict == "error" {
+				st.At = g.At
+			}
+		}
+		return append(steps, st, Step{Step: "outcome", Verdict: en.Status, Error: en.Error, Recorded: true})
 	}
-	steps = append(steps, Step{Step: "guards", Verdict: "pass"})
+	// the guards let the call through: the journal says how each did
+	// (a journal written before guards' verdicts were recorded does not)
+	steps = append(steps, Step{Step: "guards", Verdict: "pass", Guards: en.Guards, Recorded: len(en.Guards) > 0})
 	if f, ok := take(&b.floor, en); ok {
 		st := Step{Step: "floor", Verdict: "pass", Marks: marks, Recorded: true}
 		if r, ok := f.value.(json.RawMessage); ok && string(r) == floorPassed {
@@ -697,6 +701,35 @@ func (b *builder) after(steps []Step, en *session.Entry, marks []string) []Step 
 		steps = append(steps, Step{Step: "post", Verdict: "ok", Value: en.Diagnostics, Recorded: true})
 	}
 	return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Error: en.Error, Recorded: true})
+}
+
+// toolUseID is the tool_use_id of the harness event a call's entry
+// carries ({name, event: {tool_use_id...}}), "" when none.
+func toolUseID(h any) string {
+	switch x := h.(type) {
+	case nil:
+		return ""
+	case json.RawMessage:
+		const key = `"tool_use_id":`
+		at := bytes.Index(x, []byte(key))
+		if at < 0 {
+			return ""
+		}
+		v := x[at+len(key):]
+		end, _, ok := skipString(v, 0)
+		if !ok || len(v) == 0 || v[0] != '"' {
+			return ""
+		}
+		s, _ := str(v[:end])
+		return s
+	}
+	if m := asMap(h); m != nil {
+		if ev, ok := m["event"].(map[string]any); ok {
+			s, _ := ev["tool_use_id"].(string)
+			return s
+		}
+	}
+	return ""
 }
 
 // floorPassed is the journaled verdict of a floor that let a call through.

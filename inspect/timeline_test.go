@@ -119,12 +119,13 @@ func TestTimelineDeniedCall(t *testing.T) {
 	delete(denied, "call_id")
 	want := map[string]any{
 		"seq": 4.0, "instance": "claude/s1", "kind": "call", "turn": 1.0, "round": 1.0,
-		"path": "claude/Read", "input": map[string]any{"file_path": "/p/.env"},
+		"path": "claude/Read", "tool_use_id": "tu1", "input": map[string]any{"file_path": "/p/.env"},
 		"status": "refused", "refused_by": "guard", "refused_at": "protect.lua:2",
 		"reason": "protect: /p/.env holds secrets",
 		"chain": []any{
 			map[string]any{"step": "ceiling", "verdict": "pass", "recorded": false},
-			map[string]any{"step": "guards", "verdict": "refuse", "at": "protect.lua:2", "reason": "protect: /p/.env holds secrets", "recorded": true},
+			map[string]any{"step": "guards", "verdict": "refuse", "at": "protect.lua:2", "reason": "protect: /p/.env holds secrets", "recorded": true,
+				"guards": []any{map[string]any{"at": "protect.lua:2", "pattern": "claude/*", "verdict": "refuse", "reason": "protect: /p/.env holds secrets"}}},
 			map[string]any{"step": "outcome", "verdict": "refused", "reason": "protect: /p/.env holds secrets", "recorded": true},
 		},
 	}

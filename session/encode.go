@@ -25,7 +25,7 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 		e.Output != nil || e.Continue || e.Key != "" || e.Owner != "" || e.Name != "" || e.Auth ||
 		e.Kind != "" || e.Reason != "" || e.RefusedBy != "" || e.Diagnostics != nil ||
 		e.Note != nil || e.ID != "" || e.Revs != nil || e.Pin != "" || e.Engine != "" || e.NotPlain != "" || e.Harness != nil ||
-		e.RefusedAt != "" || e.Rev != 0 {
+		e.RefusedAt != "" || e.Rev != 0 || e.Guards != nil {
 		c := *e // a copy escapes to encoding/json, not e: callers keep their entries on the stack
 		j, err := json.Marshal(&c)
 		if err != nil {

@@ -111,6 +111,26 @@ type Entry struct {
 	// Harness is the agent harness a step came from ({name, event}), as
 	// its records carried it.
 	Harness any `json:"harness,omitempty"`
+
+	// Guards are the verdicts of the tool guards a call ran through, in
+	// pin order per attempt (tool and tool-open entries; absent in
+	// journals written before they were recorded, and when no guard ran).
+	Guards []GuardVerdict `json:"guards,omitempty"`
+}
+
+// GuardVerdict is what one tool guard made of a call: where it was
+// registered ("protect.lua:12"), its pattern, its verdict (invoke, refuse,
+// retry, error), its reason or error, and the marks the call carried when
+// it returned. Attempt is set from the second attempt of a chain a guard's
+// retry started again.
+type GuardVerdict struct {
+	At      string   `json:"at"`
+	Pattern string   `json:"pattern,omitempty"`
+	Verdict string   `json:"verdict"`
+	Reason  string   `json:"reason,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Marks   []string `json:"marks,omitempty"`
+	Attempt int      `json:"attempt,omitempty"`
 }
 
 // Journal is one session's append-only record in the store. Entries are

@@ -16,12 +16,14 @@ import (
 	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/inspect"
+	"github.com/attune-dev/attune/session"
 	"github.com/attune-dev/attune/store"
 )
 
 const explainUsage = `usage:
   attune explain DIALECT [--config FILE] < event.json   why attune hook answers this event as it does
   attune explain --session ID --call CALL_ID [--config FILE]   why a recorded call got its outcome
+  attune explain --session ID --turn N [--round M] [--config FILE]   why a recorded turn (or round) went as it did
 DIALECT is claude, codex, cursor or gemini. The configuration is found as attune hook
 finds it. Nothing is written to the store: the event runs against a scratch copy.
 `
@@ -40,8 +42,10 @@ func explainMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, explainUsage); fs.PrintDefaults() }
 	cfgFlag := fs.String("config", "", "the attune configuration")
-	sess := fs.String("session", "", "a recorded session (with --call)")
+	sess := fs.String("session", "", "a recorded session (with --call, or --turn)")
 	callID := fs.String("call", "", "the call id of a recorded tool call (or the agent's tool_use_id)")
+	turn := fs.Int("turn", 0, "a recorded turn's number (from 1): its start and end")
+	round := fs.Int("round", 0, "with --turn: one of its rounds (from 1): its start and end")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -52,10 +56,16 @@ func explainMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if *sess != "" || *callID != "" {
-		if dialect != "" || *sess == "" || *callID == "" {
-			fmt.Fprintln(stderr, "attune explain: --session ID and --call CALL_ID go together, without a DIALECT")
+	if *sess != "" || *callID != "" || *turn != 0 || *round != 0 {
+		switch {
+		case dialect != "" || *sess == "" || (*callID == "") == (*turn == 0):
+			fmt.Fprintln(stderr, "attune explain: --session ID goes with --call CALL_ID or with --turn N [--round M], without a DIALECT")
 			return 2
+		case *turn < 0 || *round < 0 || *round > 0 && *turn == 0:
+			fmt.Fprintln(stderr, "attune explain: --turn N and --round M are numbers from 1, and --round goes with --turn")
+			return 2
+		case *turn > 0:
+			return explainBoundaryRecorded(ctx, *cfgFlag, *sess, *turn, *round, stdout, stderr)
 		}
 		return explainCall(ctx, *cfgFlag, *sess, *callID, stdout, stderr)
 	}
@@ -119,20 +129,29 @@ func explainEvent(ctx context.Context, d harness.Dialect, cfgFlag string, stdin 
 		w.line("tool: %s", ev.Tool)
 	}
 	w.line("configuration: %s (bot %s)", relPath(path), cfg.Hook(d.Name()).Bot)
+	bsteps, tsteps := splitBoundary(steps)
+	if ev.Kind == harness.ToolPre || ev.Kind == harness.ToolPost || ev.Kind == harness.ToolFail {
+		bsteps = quietBoundariesOut(bsteps) // the turn and round a call opens, when nothing is registered on them
+	}
 	if len(steps) == 0 {
 		switch {
 		case ev.Kind == harness.ToolPre || ev.Kind == harness.ToolPost || ev.Kind == harness.ToolFail:
 			w.line("no tool chain ran: nothing of the session sees this call")
 		default:
-			w.line("no tool chain ran: this event is a boundary (turn or round), not a tool call")
+			w.line("no turn or round of the session ran: attune has nothing to say about this event")
 		}
 	}
-	w.steps(steps)
+	w.boundaries(bsteps)
+	w.steps(tsteps)
 	if s := strings.TrimSpace(warn.String()); s != "" {
 		w.line("attune said: %s", strings.ReplaceAll(s, "\n", "\n  "))
 	}
 	w.line("answer: %s", strings.TrimSpace(string(d.Render(ev, a))))
-	w.line("why: %s", why(a, steps))
+	if len(bsteps) > 0 && len(tsteps) == 0 {
+		w.line("why: %s", whyBoundary(a, bsteps))
+	} else {
+		w.line("why: %s", why(a, tsteps))
+	}
 	w.line("(run against a scratch copy of the store: nothing was changed)")
 	return 0
 }
@@ -179,7 +198,7 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 	var call *inspect.Event
 	for k := range t.Events {
 		ev := &t.Events[k]
-		if ev.Kind == inspect.KindCall && (ev.CallID == callID || (ev.Key != "" && ev.Key == callID)) {
+		if ev.Kind == inspect.KindCall && (ev.CallID == callID || (ev.Key != "" && ev.Key == callID) || (ev.ToolUseID != "" && ev.ToolUseID == callID)) {
 			call = ev
 			break
 		}
@@ -198,7 +217,11 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 		return 2
 	}
 	w := &explainer{w: stdout}
-	w.line("call %s: %s in session %s, instance %s, turn %d round %d", call.CallID, call.Path, t.Session, call.Instance, call.Turn, call.Round)
+	agent := ""
+	if call.ToolUseID != "" {
+		agent = " (the agent's " + call.ToolUseID + ")"
+	}
+	w.line("call %s%s: %s in session %s, instance %s, turn %d round %d", call.CallID, agent, call.Path, t.Session, call.Instance, call.Turn, call.Round)
 	w.line("recorded in the journal:")
 	for _, st := range call.Chain {
 		s := "  " + st.Step + ": " + st.Verdict
@@ -218,6 +241,22 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 			s += " (not journaled; follows from the outcome)"
 		}
 		w.line("%s", s)
+		for _, g := range st.Guards {
+			s := fmt.Sprintf("    guard %q at %s: %s", g.Pattern, g.At, verdictText(g.Verdict))
+			if len(g.Marks) > 0 {
+				s += " (marks: " + strings.Join(g.Marks, ", ") + ")"
+			}
+			if g.Reason != "" {
+				s += ": " + g.Reason
+			}
+			if g.Error != "" {
+				s += ": " + g.Error
+			}
+			if g.Attempt > 1 {
+				s += fmt.Sprintf(" [attempt %d]", g.Attempt)
+			}
+			w.line("%s", s)
+		}
 	}
 	// the replay, traced, on a scratch copy
 	var mu sync.Mutex
@@ -433,4 +472,328 @@ func relPath(path string) string {
 		return r
 	}
 	return path
+}
+
+// splitBoundary parts traced steps into a boundary's (a turn's or round's
+// guards, hooks, placed notes and outcome) and tool chains'.
+func splitBoundary(steps []engine.TraceStep) (boundary, tools []engine.TraceStep) {
+	ids := map[string]string{} // boundary call id -> its path
+	for _, s := range steps {
+		if s.Step == engine.TraceBoundary {
+			ids[s.CallID] = s.Path
+		}
+	}
+	for _, s := range steps {
+		if p, ok := ids[s.CallID]; ok && p == s.Path {
+			boundary = append(boundary, s)
+		} else {
+			tools = append(tools, s)
+		}
+	}
+	return boundary, tools
+}
+
+// quietBoundariesOut leaves out the boundaries that ran no registration
+// and opened as asked.
+func quietBoundariesOut(steps []engine.TraceStep) []engine.TraceStep {
+	quiet := map[string]bool{}
+	for _, s := range steps {
+		if s.Step == engine.TraceBoundary && len(s.Registrations) == 0 {
+			quiet[s.CallID] = true
+		}
+		if s.Step == engine.TraceOutcome && s.Verdict != engine.StatusOK || s.Step == engine.TracePlaced && len(s.Notes) > 0 {
+			delete(quiet, s.CallID)
+		}
+	}
+	var out []engine.TraceStep
+	for _, s := range steps {
+		if !quiet[s.CallID] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// boundaries prints traced boundaries step by step: the registrations of
+// each phase in pin order, what each guard and hook did, the notes placed,
+// and the outcome.
+func (x *explainer) boundaries(steps []engine.TraceStep) {
+	for _, s := range steps {
+		switch s.Step {
+		case engine.TraceBoundary:
+			x.line("%s (%s):", s.Path, s.CallID)
+			if len(s.Registrations) == 0 {
+				x.line("  registrations of %s: none", s.Path)
+				continue
+			}
+			x.line("  registrations of %s, in pin order:", s.Path)
+			for k, r := range s.Registrations {
+				what := r.Form
+				if r.Pattern != "" {
+					what += fmt.Sprintf(" %q", r.Pattern)
+				}
+				x.line("    %d. %s of %s at %s", k+1, what, r.Program, r.Pos)
+			}
+		case engine.TraceGuard:
+			line := fmt.Sprintf("  %s of %s at %s: %s", s.Registration.Form, s.Registration.Program, s.Registration.Pos, verdictText(s.Verdict))
+			for _, t := range []string{s.Reason, s.Error} {
+				if t != "" {
+					line += ": " + t
+				}
+			}
+			x.line("%s", line)
+		case engine.TraceHook:
+			line := fmt.Sprintf("  hook %q of %s at %s: ", s.Registration.Pattern, s.Registration.Program, s.Registration.Pos)
+			switch {
+			case s.Error != "":
+				line += "threw: " + s.Error
+			case len(s.Notes) == 0:
+				line += "ran, emitted no note"
+			default:
+				line += "ran, emitted " + notesText(s.Notes)
+			}
+			x.line("%s", line)
+		case engine.TracePlaced:
+			if len(s.Notes) == 0 {
+				x.line("  placed into the round's model call: no note (none of the turn was waiting)")
+			} else {
+				x.line("  placed into the round's model call: %s", notesText(s.Notes))
+			}
+		case engine.TraceOutcome:
+			x.line("  outcome: %s", boundaryOutcome(s))
+		}
+	}
+}
+
+// notesText names notes: `1 note: ambient "text" (from prog)`.
+func notesText(ns []engine.Note) string {
+	parts := make([]string, len(ns))
+	for k, n := range ns {
+		parts[k] = fmt.Sprintf("%s %q", n.Kind, n.Text)
+		if n.Program != "" {
+			parts[k] += " (from " + n.Program + ")"
+		}
+	}
+	word := "notes"
+	if len(ns) == 1 {
+		word = "note"
+	}
+	return fmt.Sprintf("%d %s: %s", len(ns), word, strings.Join(parts, "; "))
+}
+
+func boundaryOutcome(s engine.TraceStep) string {
+	kind, phase, _ := strings.Cut(s.Path, "/")
+	switch {
+	case s.Verdict == engine.StatusRefused:
+		return fmt.Sprintf("refused by the %s: %s (the %s does not open)", s.RefusedBy, s.Reason, kind)
+	case s.Verdict == engine.StatusFailed:
+		return "failed: " + s.Error
+	case kind == "round" && phase == "end" && s.Continue && s.HostContinue:
+		return "ok; the loop continues: the host asked to"
+	case kind == "round" && phase == "end" && s.Continue:
+		return "ok; the loop continues: an activating note of this round end asks for it"
+	case kind == "round" && phase == "end":
+		return "ok; the loop may stop: the host did not ask to continue and no activating note was emitted"
+	case phase == "start":
+		return "ok: the " + kind + " opens"
+	}
+	return "ok: the " + kind + " ends"
+}
+
+// whyBoundary says in a sentence why a boundary event's answer is what it
+// is.
+func whyBoundary(a harness.Answer, steps []engine.TraceStep) string {
+	var refused, cont *engine.TraceStep
+	var activating []string
+	placed, emitted := 0, 0
+	for k := range steps {
+		s := &steps[k]
+		switch s.Step {
+		case engine.TraceOutcome:
+			if s.Verdict == engine.StatusRefused && refused == nil {
+				refused = s
+			}
+			if s.Continue {
+				cont = s
+			}
+		case engine.TraceGuard:
+			if s.Verdict == "refuse" && refused == nil {
+				refused = s
+			}
+		case engine.TracePlaced:
+			placed += len(s.Notes)
+		case engine.TraceHook:
+			emitted += len(s.Notes)
+			for _, n := range s.Notes {
+				if n.Kind == session.Activating && strings.HasSuffix(s.Path, "/end") {
+					activating = append(activating, n.Program)
+				}
+			}
+		}
+	}
+	switch {
+	case refused != nil && a.Decision == "block":
+		at := refused.Registration.Pos
+		if at == "" {
+			return fmt.Sprintf("the %s refused the %s, so the agent is told to block it, with the reason", refused.RefusedBy, refused.Path)
+		}
+		return fmt.Sprintf("the %s at %s refused %s, so the agent is told to block it, with the guard's reason", refused.Registration.Form, at, refused.Path)
+	case cont != nil && !cont.HostContinue && a.Decision == "block":
+		return fmt.Sprintf("an activating note of the round end (from %s) asks the loop to continue, so the agent is told not to stop, with the note's text", strings.Join(activating, ", "))
+	case a.Decision == "block":
+		return "a behavior refused the event or asks the agent to continue"
+	case a.Context != "" && placed > 0:
+		return fmt.Sprintf("the round start placed %d note(s) into the model's context: the agent adds them as context; nothing refused the event", placed)
+	case a.Context != "":
+		return "behaviors' notes reach the model as context; nothing refused the event"
+	case emitted > 0:
+		return fmt.Sprintf("every guard let the event through; the hooks emitted %d note(s), which wait for the next model call", emitted)
+	}
+	return "every guard let the event through and no hook emitted a note: attune gives no decision"
+}
+
+// explainBoundaryRecorded explains a recorded turn (or one of its rounds):
+// what the journal holds of its boundaries, then the session replayed on
+// a scratch copy with its boundaries traced.
+func explainBoundaryRecorded(ctx context.Context, cfgFlag, sess string, turn, round int, stdout, stderr io.Writer) int {
+	cwd, _ := os.Getwd()
+	path, err := harness.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
+	var cfg *config.Config
+	if err == nil {
+		cfg, err = config.Load(path)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "attune explain:", err)
+		return 2
+	}
+	base, err := scratchBase(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune explain:", err)
+		return 2
+	}
+	defer base.Close()
+	t, err := inspect.Load(ctx, base, sess)
+	if err != nil {
+		fmt.Fprintln(stderr, "attune explain:", err)
+		return 2
+	}
+	// the boundaries asked for, and the notes of their phases
+	ids := map[string]bool{}
+	var mine []*inspect.Event
+	inst, turns := "", 0
+	for k := range t.Events {
+		ev := &t.Events[k]
+		if ev.Kind == inspect.KindTurn && ev.Status == engine.StatusOK {
+			turns = max(turns, ev.Turn)
+		}
+		if ev.Turn != turn || inst != "" && ev.Instance != inst {
+			continue
+		}
+		var take bool
+		switch ev.Kind {
+		case inspect.KindTurn, inspect.KindTurnEnd:
+			take = round == 0
+		case inspect.KindRound, inspect.KindRoundEnd:
+			take = round == 0 || ev.Round == round
+		case inspect.KindNote:
+			take = ids[ev.CallID] || round == 0 || ev.Round == round
+		}
+		if take {
+			if inst == "" {
+				inst = ev.Instance
+			}
+			if ev.Kind != inspect.KindNote {
+				ids[ev.CallID] = true
+			}
+			mine = append(mine, ev)
+		}
+	}
+	if len(ids) == 0 {
+		what := fmt.Sprintf("turn %d", turn)
+		if round > 0 {
+			what += fmt.Sprintf(" round %d", round)
+		}
+		fmt.Fprintf(stderr, "attune explain: session %s has no %s (its turns: %d)\n", t.Session, what, turns)
+		return 2
+	}
+	w := &explainer{w: stdout}
+	what := fmt.Sprintf("turn %d", turn)
+	if round > 0 {
+		what += fmt.Sprintf(" round %d", round)
+	}
+	w.line("%s of session %s, instance %s", what, t.Session, inst)
+	w.line("recorded in the journal:")
+	for _, ev := range mine {
+		switch ev.Kind {
+		case inspect.KindNote:
+			n := ev.Note
+			state := n.State
+			if n.State == "consumed" {
+				state = "reached the model at " + n.ConsumedAt
+			}
+			w.line("    note (%s, from %s at %s): %q: %s", n.Kind, n.Program, n.Phase, n.Text, state)
+			continue
+		}
+		line := "  " + boundaryName(ev) + ": " + ev.Status
+		switch {
+		case ev.Status == engine.StatusRefused:
+			line += " by the " + ev.RefusedBy + ": " + ev.Reason
+		case ev.Error != "":
+			line += ": " + ev.Error
+		}
+		if ev.Kind == inspect.KindRoundEnd {
+			switch {
+			case ev.Continue && ev.HostContinue:
+				line += "; the loop continued (the host asked)"
+			case ev.Continue:
+				line += "; the loop continued (an activating note asked)"
+			default:
+				line += "; the loop could stop"
+			}
+		}
+		w.line("%s", line)
+	}
+	var mu sync.Mutex
+	var steps []engine.TraceStep
+	rep, err := inspect.ReplayOn(ctx, cfg, base, t, func(s engine.TraceStep) { mu.Lock(); steps = append(steps, s); mu.Unlock() })
+	if err == nil {
+		for _, ri := range rep.Instances {
+			if ri.ID == inst && ri.Error != "" {
+				err = errors.New(ri.Error)
+			}
+		}
+		if rep.FirstDivergence != "" && err == nil {
+			w.line("the replay diverged from the journal: %s", rep.FirstDivergence)
+		}
+	}
+	if err != nil {
+		w.line("the session could not be replayed to trace each guard and hook: %v", err)
+		return 0
+	}
+	bsteps, _ := splitBoundary(steps)
+	var traced []engine.TraceStep
+	for _, s := range bsteps {
+		if ids[s.CallID] && s.Instance == inst {
+			traced = append(traced, s)
+		}
+	}
+	if len(traced) == 0 {
+		w.line("the replay ran none of these boundaries")
+		return 0
+	}
+	w.line("replayed against the session's pin:")
+	w.boundaries(traced)
+	return 0
+}
+
+func boundaryName(ev *inspect.Event) string {
+	switch ev.Kind {
+	case inspect.KindTurn:
+		return fmt.Sprintf("turn %d start", ev.Turn)
+	case inspect.KindTurnEnd:
+		return fmt.Sprintf("turn %d end", ev.Turn)
+	case inspect.KindRound:
+		return fmt.Sprintf("round %d start", ev.Round)
+	}
+	return fmt.Sprintf("round %d end", ev.Round)
 }

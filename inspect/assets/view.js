@@ -35,7 +35,16 @@ function stepChip(st) {
   if (st.at) text += " at " + st.at;
   if (st.marks && st.marks.length) text += " [" + st.marks.join(", ") + "]";
   const cls = "step " + st.verdict + (st.recorded ? "" : " inferred");
-  return el("span", { class: cls, title: st.reason || st.error || (st.recorded ? "" : "not in the journal: follows from the outcome") }, text);
+  const chip = el("span", { class: cls, title: st.reason || st.error || (st.recorded ? "" : "not in the journal: follows from the outcome") }, text);
+  if (!st.guards || !st.guards.length) return chip;
+  // each guard's own verdict, as the journal holds it
+  return el("span", { class: "guards" }, chip, ...st.guards.map((g) => {
+    let t = "guard " + g.pattern + " at " + g.at + ": " + g.verdict;
+    if (g.attempt) t += " (attempt " + g.attempt + ")";
+    if (g.marks && g.marks.length) t += " [" + g.marks.join(", ") + "]";
+    if (g.reason || g.error) t += ": " + (g.reason || g.error);
+    return el("span", { class: "step guard " + g.verdict }, t);
+  }));
 }
 
 function head(kind, ...rest) {
