@@ -17,8 +17,10 @@ define.reducer("ledger", function(s, a) s.n = s.n + 1 return s end, {scope = "pr
 define.method("ledger", "add", function(ctx, s, input) propose({type = "add", k = input}) return s.n + 1 end, {kind = "command"})`
 
 // Every owner action records who appended it, from which host and when:
-// [identity] author and host when set.
+// [identity] author and host when set (R5.10).
 func TestActionsRecordIdentity(t *testing.T) {
+	t.Setenv("ATTUNE_AUTHOR", "")
+	t.Setenv("ATTUNE_HOST", "")
 	e := testEngine(t, "[identity]\nauthor = \"alice@example.com\"\nhost = \"build-7\"\n[bots.main]\nbehaviors = [\"p\"]\n",
 		map[string]string{"p.lua": stampedLedger})
 	i := start(t, e, "a", "main")
@@ -90,5 +92,10 @@ func TestIdentityDefaults(t *testing.T) {
 	}
 	if id := open(); id.Author != "bob@example.org" {
 		t.Fatalf("git: %+v", id)
+	}
+	t.Setenv("ATTUNE_AUTHOR", "carol")
+	t.Setenv("ATTUNE_HOST", "ci-3")
+	if id := open(); id.Author != "carol" || id.Host != "ci-3" {
+		t.Fatalf("environment: %+v", id)
 	}
 }
