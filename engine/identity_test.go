@@ -17,7 +17,7 @@ define.reducer("ledger", function(s, a) s.n = s.n + 1 return s end, {scope = "pr
 define.method("ledger", "add", function(ctx, s, input) propose({type = "add", k = input}) return s.n + 1 end, {kind = "command"})`
 
 // Every owner action records who appended it, from which host and when:
-// [identity] author and host when set (R5.10).
+// [identity] author and host when set.
 func TestActionsRecordIdentity(t *testing.T) {
 	t.Setenv("ATTUNE_AUTHOR", "")
 	t.Setenv("ATTUNE_HOST", "")
