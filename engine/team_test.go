@@ -98,10 +98,10 @@ func teamProcess(role string) error {
 
 // teamProc is one running machine.
 type teamProc struct {
-	name  string
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	lines []string
+	name   string
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	lines  []string
 	ready  chan struct{}
 	exited chan struct{} // closed when the process ended, err set
 	err    error
