@@ -85,6 +85,9 @@ type Engine struct {
 	PoolMaxConns     int
 	ConnectTimeout   time.Duration
 	StatementTimeout time.Duration
+	// InstanceLease is how long an instance id stays leased to this host
+	// after its last renewal, on a store several machines share (0: 15s).
+	InstanceLease time.Duration
 	// MemoryLimit is the host's Go heap, in bytes, over which the engine
 	// cancels running callbacks (a `memory` failure); 0 turns it off.
 	MemoryLimit int64

@@ -32,7 +32,7 @@ const (
 var (
 	topKeys    = []string{"engine", "floor", "bots", "harness", "identity"}
 	identKeys  = []string{"author", "host"}
-	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit", "max_note_bytes", "max_boundary_note_bytes", "pool_max_conns", "connect_timeout", "statement_timeout", "program_cache", "program_cache_size"}
+	engineKeys = []string{"store", "packs", "project", "callback_budget", "host_timeout", "memory_limit", "max_note_bytes", "max_boundary_note_bytes", "pool_max_conns", "connect_timeout", "statement_timeout", "instance_lease", "program_cache", "program_cache_size"}
 	floorKeys  = []string{"refuse_marks"}
 	botKeys    = []string{"behaviors", "ceiling", "grants", "retry_budget", "config"}
 )
@@ -268,6 +268,14 @@ func (d *decoder) engine(cfg *Config, ep path, v any) {
 		case "statement_timeout":
 			if dur, ok := d.duration(p, v, "30s", 24*time.Hour); ok {
 				cfg.Engine.StatementTimeout = dur
+			}
+		case "instance_lease":
+			if dur, ok := d.duration(p, v, "15s", time.Hour); ok {
+				if dur < time.Second {
+					d.errorf(p, "want a duration of at least 1s, got %s", quote(v.(string)))
+				} else {
+					cfg.Engine.InstanceLease = dur
+				}
 			}
 		case "max_note_bytes":
 			if n, ok := d.noteSize(p, v); ok {

@@ -159,7 +159,11 @@ type Engine struct {
 
 	identOnce sync.Once // Identity
 	ident     Identity
-	identJSON []byte        // `,"by":AUTHOR,"host":HOST,"at":`
+	identJSON []byte // `,"by":AUTHOR,"host":HOST,"at":`
+
+	leaseOnce sync.Once // lease.go: the renewals started
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close
 	workers   *workers.Pool // run boundary hooks of several registries at once
 	seq       atomic.Int64
 	// liveStates counts the Lua states of this engine's registries that are
@@ -255,6 +259,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	e.owners = newOwnerCache()
 	e.calls = newQueryRecords()
 	e.feed = newSubFeed(e)
+	e.done = make(chan struct{})
 	e.workers = workers.New(64)
 	if lim := o.Config.Engine.MemoryLimit; lim > 0 {
 		e.watchdog = luabind.NewWatchdog(uint64(lim))
@@ -265,6 +270,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 // Close closes the live instances and, when the engine opened it, the store.
 func (e *Engine) Close() error {
 	e.feed.close()
+	e.closeOnce.Do(func() { close(e.done) })
 	e.mu.Lock()
 	insts := make([]*Instance, 0, len(e.instances))
 	for _, i := range e.instances {

@@ -15,10 +15,10 @@ import (
 // Identity is who appends an engine's actions and from where: every owner
 // action records its author, its host and its time (Action).
 //
-//   - Author: [identity] author; else git's user.email as read in the
+//   - Author: $ATTUNE_AUTHOR; else [identity] author; else git's user.email as read in the
 //     configuration's folder (`git config user.email`); else $USER (the
 //     login name of the process's user); else "unknown".
-//   - Host: [identity] host; else the machine's hostname; else "unknown".
+//   - Host: $ATTUNE_HOST; else [identity] host; else the machine's hostname; else "unknown".
 //
 // The host is also the identity an instance id is leased to (lease.go).
 type Identity struct {
@@ -30,7 +30,13 @@ type Identity struct {
 // git once).
 func (e *Engine) Identity() Identity {
 	e.identOnce.Do(func() {
-		e.ident = Identity{Author: e.cfg.Identity.Author, Host: e.cfg.Identity.Host}
+		e.ident = Identity{Author: os.Getenv("ATTUNE_AUTHOR"), Host: os.Getenv("ATTUNE_HOST")}
+		if e.ident.Author == "" {
+			e.ident.Author = e.cfg.Identity.Author
+		}
+		if e.ident.Host == "" {
+			e.ident.Host = e.cfg.Identity.Host
+		}
 		if e.ident.Author == "" {
 			e.ident.Author = gitEmail(e.cfg.Dir)
 		}

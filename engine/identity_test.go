@@ -19,6 +19,8 @@ define.method("ledger", "add", function(ctx, s, input) propose({type = "add", k 
 // Every owner action records who appended it, from which host and when:
 // [identity] author and host when set.
 func TestActionsRecordIdentity(t *testing.T) {
+	t.Setenv("ATTUNE_AUTHOR", "")
+	t.Setenv("ATTUNE_HOST", "")
 	e := testEngine(t, "[identity]\nauthor = \"alice@example.com\"\nhost = \"build-7\"\n[bots.main]\nbehaviors = [\"p\"]\n",
 		map[string]string{"p.lua": stampedLedger})
 	i := start(t, e, "a", "main")
@@ -90,5 +92,10 @@ func TestIdentityDefaults(t *testing.T) {
 	}
 	if id := open(); id.Author != "bob@example.org" {
 		t.Fatalf("git: %+v", id)
+	}
+	t.Setenv("ATTUNE_AUTHOR", "carol")
+	t.Setenv("ATTUNE_HOST", "ci-3")
+	if id := open(); id.Author != "carol" || id.Host != "ci-3" {
+		t.Fatalf("environment: %+v", id)
 	}
 }

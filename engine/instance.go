@@ -160,6 +160,9 @@ func (e *Engine) open(ctx context.Context, id string, rec *instanceRecord) (*Ins
 	if !ok {
 		return nil, errorf(CodeUnknownBot, "start %s: no bot named %s in %s", id, rec.Bot, cfgName(e.cfg))
 	}
+	if err := e.lease(ctx, id); err != nil {
+		return nil, err
+	}
 	p, err := pin.Load(ctx, e.st, id)
 	if errors.Is(err, store.ErrNotFound) {
 		p, err = e.resolve(ctx, bot)

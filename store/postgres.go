@@ -827,3 +827,33 @@ func (p *Postgres) listen(ctx context.Context, fn func(string, int64)) {
 		}
 	}
 }
+
+var _ Leaser = (*Postgres)(nil)
+
+// Lease implements Leaser: one statement that takes the record of kind
+// "lease" when it is missing, expired or already the holder's. The value
+// is the holder, a newline and the expiry in Unix milliseconds, by the
+// server's clock (hosts' clocks may differ).
+func (p *Postgres) Lease(ctx context.Context, key, holder string, ttl time.Duration) error {
+	var won bool
+	var value []byte
+	err := p.conn(ctx, "lease", func(c *pgx.Conn) error {
+		err := c.QueryRow(ctx, `WITH now AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms),
+			ins AS (
+				INSERT INTO attune_records (kind, key, value)
+				SELECT 'lease', $1, convert_to($2 || E'\n' || (now.ms + $3)::text, 'UTF8') FROM now
+				ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value
+				WHERE split_part(convert_from(attune_records.value, 'UTF8'), E'\n', 1) = $2
+				   OR split_part(convert_from(attune_records.value, 'UTF8'), E'\n', 2)::bigint < (SELECT ms FROM now)
+				RETURNING true)
+			SELECT EXISTS (SELECT 1 FROM ins), (SELECT value FROM attune_records WHERE kind = 'lease' AND key = $1)`,
+			key, holder, ttl.Milliseconds()).Scan(&won, &value)
+		return pgErr("lease", err)
+	})
+	if err != nil || won {
+		return err
+	}
+	h, exp, _ := strings.Cut(string(value), "\n")
+	ms, _ := strconv.ParseInt(exp, 10, 64)
+	return &LeaseHeldError{Key: key, Holder: h, Expires: time.UnixMilli(ms)}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/hook"
 )
