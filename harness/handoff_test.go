@@ -88,15 +88,15 @@ func startWarmServer(t testing.TB, cfgPath string, cfg *config.Config) (log *byt
 // rendered as the hook process prints it.
 func handOff(t testing.TB, cfg *config.Config, event []byte, timeout time.Duration) ([]byte, error) {
 	t.Helper()
-	ev, err := Read(Claude{}, event)
+	ev, err := Read(Claude(), event)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := HandOff(context.Background(), cfg, Claude{}, ev, timeout)
+	a, err := HandOff(context.Background(), cfg, Claude(), ev, timeout)
 	if err != nil {
 		return nil, err
 	}
-	return bytes.TrimSpace(Claude{}.Render(ev, a)), nil
+	return bytes.TrimSpace(Claude().Render(ev, a)), nil
 }
 
 func warmPre(session, cmd string) []byte {
@@ -112,11 +112,11 @@ func inProcess(t *testing.T, cfg *config.Config, event []byte) []byte {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ev, err := Read(Claude{}, event)
+	ev, err := Read(Claude(), event)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bytes.TrimSpace(Claude{}.Render(ev, r.Handle(context.Background(), Claude{}, ev)))
+	return bytes.TrimSpace(Claude().Render(ev, r.Handle(context.Background(), Claude(), ev)))
 }
 
 // The warm server answers a handed-off event as the event's own process
