@@ -123,7 +123,9 @@ func DecodeProto(data []byte) (p *FunctionProto, err error) {
 	if len(data) < len(protoMagic) || string(data[:len(protoMagic)]) != protoMagic {
 		return nil, fmt.Errorf("%w: bad magic", ErrProtoCodec)
 	}
-	d := protoDecoder{b: data[len(protoMagic):], strs: map[string]string{}}
+	// every string of the proto is a slice of one copy of data: one
+	// allocation, not one per name
+	d := protoDecoder{b: data[len(protoMagic):], all: string(data[len(protoMagic):])}
 	p = d.proto(0)
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("%d bytes after the proto", len(d.b))
@@ -135,9 +137,9 @@ func DecodeProto(data []byte) (p *FunctionProto, err error) {
 }
 
 type protoDecoder struct {
-	b    []byte
-	err  error
-	strs map[string]string // one copy of each string (source names repeat)
+	b   []byte
+	all string // what b was at the start, as a string
+	err error
 }
 
 func (d *protoDecoder) fail(format string, a ...any) {
@@ -201,16 +203,11 @@ func (d *protoDecoder) str() string {
 	if d.err == nil && (n > maxProtoString || n > uint64(len(d.b))) {
 		d.fail("string of %d bytes past the end", n)
 	}
-	raw := d.bytes(int(n))
-	if d.err != nil {
+	at := len(d.all) - len(d.b)
+	if d.bytes(int(n)); d.err != nil {
 		return ""
 	}
-	if s, ok := d.strs[string(raw)]; ok {
-		return s
-	}
-	s := string(raw)
-	d.strs[s] = s
-	return s
+	return d.all[at : at+int(n)]
 }
 
 func (d *protoDecoder) proto(depth int) *FunctionProto {
@@ -279,8 +276,10 @@ func (d *protoDecoder) proto(depth int) *FunctionProto {
 	}
 	if n := d.count(3); n > 0 {
 		p.DbgLocals = make([]*DbgLocalInfo, n)
+		infos := make([]DbgLocalInfo, n)
 		for i := range p.DbgLocals {
-			p.DbgLocals[i] = &DbgLocalInfo{Name: d.str(), StartPc: d.int(), EndPc: d.int()}
+			infos[i] = DbgLocalInfo{Name: d.str(), StartPc: d.int(), EndPc: d.int()}
+			p.DbgLocals[i] = &infos[i]
 		}
 	}
 	if n := d.count(4); n > 0 {
