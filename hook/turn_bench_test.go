@@ -24,11 +24,11 @@ func postToolEvent(k int) []byte { return postEventID(fmt.Sprint(k)) }
 
 // handleEvent runs one Claude Code event through r; a denial fails b.
 func handleEvent(b *testing.B, r *harness.Runtime, event []byte) {
-	e, err := harness.Claude{}.Parse(event)
+	e, err := harness.Claude().Parse(event)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if a := r.Handle(context.Background(), harness.Claude{}, e); a.Decision == "deny" || a.Decision == "block" {
+	if a := r.Handle(context.Background(), harness.Claude(), e); a.Decision == "deny" || a.Decision == "block" {
 		b.Fatalf("%s: %+v", event, a)
 	}
 }
