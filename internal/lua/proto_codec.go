@@ -123,7 +123,9 @@ func DecodeProto(data []byte) (p *FunctionProto, err error) {
 	if len(data) < len(protoMagic) || string(data[:len(protoMagic)]) != protoMagic {
 		return nil, fmt.Errorf("%w: bad magic", ErrProtoCodec)
 	}
-	d := protoDecoder{b: data[len(protoMagic):], strs: map[string]string{}}
+	// every string of the proto is a slice of one copy of data: one
+	// allocation, not one per name
+	d := protoDecoder{b: data[len(protoMagic):], all: string(data[len(protoMagic):])}
 	p = d.proto(0)
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("%d bytes after the proto", len(d.b))
@@ -135,9 +137,37 @@ func DecodeProto(data []byte) (p *FunctionProto, err error) {
 }
 
 type protoDecoder struct {
-	b    []byte
-	err  error
-	strs map[string]string // one copy of each string (source names repeat)
+	b   []byte
+	all string // what b was at the start, as a string
+	err error
+	// the lists of all the protos are cut from a few large arrays: a
+	// cached program is loaded by every process, a few allocations each
+	protos slab[FunctionProto]
+	codes  slab[uint32]
+	consts slab[LValue]
+	strs   slab[string]
+	ints   slab[int]
+	locals slab[DbgLocalInfo]
+	lptrs  slab[*DbgLocalInfo]
+	calls  slab[DbgCall]
+	fps    slab[*FunctionProto]
+}
+
+// slab hands out slices of a shared array, each with no room to grow
+// into the next.
+type slab[T any] struct {
+	buf  []T
+	grow int // the size of the next array: doubled each time, from 16 to 1024
+}
+
+func (s *slab[T]) take(n int) []T {
+	if n > len(s.buf) {
+		s.grow = min(max(2*s.grow, 16), 1024)
+		s.buf = make([]T, max(n, s.grow))
+	}
+	out := s.buf[:n:n]
+	s.buf = s.buf[n:]
+	return out
 }
 
 func (d *protoDecoder) fail(format string, a ...any) {
@@ -201,16 +231,11 @@ func (d *protoDecoder) str() string {
 	if d.err == nil && (n > maxProtoString || n > uint64(len(d.b))) {
 		d.fail("string of %d bytes past the end", n)
 	}
-	raw := d.bytes(int(n))
-	if d.err != nil {
+	at := len(d.all) - len(d.b)
+	if d.bytes(int(n)); d.err != nil {
 		return ""
 	}
-	if s, ok := d.strs[string(raw)]; ok {
-		return s
-	}
-	s := string(raw)
-	d.strs[s] = s
-	return s
+	return d.all[at : at+int(n)]
 }
 
 func (d *protoDecoder) proto(depth int) *FunctionProto {
@@ -218,7 +243,7 @@ func (d *protoDecoder) proto(depth int) *FunctionProto {
 		d.fail("nested deeper than %d", maxProtoDepth)
 		return nil
 	}
-	p := &FunctionProto{}
+	p := &d.protos.take(1)[0]
 	p.SourceName = d.str()
 	p.LineDefined = d.int()
 	p.LastLineDefined = d.int()
@@ -227,14 +252,14 @@ func (d *protoDecoder) proto(depth int) *FunctionProto {
 	}
 	if n := d.count(4); n > 0 {
 		raw := d.bytes(4 * n)
-		p.Code = make([]uint32, n)
+		p.Code = d.codes.take(n)
 		for i := range p.Code {
 			p.Code[i] = binary.LittleEndian.Uint32(raw[4*i:])
 		}
 	}
 	if n := d.count(1); n > 0 {
-		p.Constants = make([]LValue, n)
-		p.stringConstants = make([]string, n)
+		p.Constants = d.consts.take(n)
+		p.stringConstants = d.strs.take(n)
 		for i := range p.Constants {
 			tag := d.bytes(1)
 			if tag == nil {
@@ -264,7 +289,7 @@ func (d *protoDecoder) proto(depth int) *FunctionProto {
 		}
 	}
 	if n := d.count(1); n > 0 {
-		p.FunctionPrototypes = make([]*FunctionProto, n)
+		p.FunctionPrototypes = d.fps.take(n)
 		for i := range p.FunctionPrototypes {
 			if p.FunctionPrototypes[i] = d.proto(depth + 1); d.err != nil {
 				return nil
@@ -272,25 +297,27 @@ func (d *protoDecoder) proto(depth int) *FunctionProto {
 		}
 	}
 	if n := d.count(1); n > 0 {
-		p.DbgSourcePositions = make([]int, n)
+		p.DbgSourcePositions = d.ints.take(n)
 		for i := range p.DbgSourcePositions {
 			p.DbgSourcePositions[i] = d.int()
 		}
 	}
 	if n := d.count(3); n > 0 {
-		p.DbgLocals = make([]*DbgLocalInfo, n)
+		p.DbgLocals = d.lptrs.take(n)
+		infos := d.locals.take(n)
 		for i := range p.DbgLocals {
-			p.DbgLocals[i] = &DbgLocalInfo{Name: d.str(), StartPc: d.int(), EndPc: d.int()}
+			infos[i] = DbgLocalInfo{Name: d.str(), StartPc: d.int(), EndPc: d.int()}
+			p.DbgLocals[i] = &infos[i]
 		}
 	}
 	if n := d.count(4); n > 0 {
-		p.DbgCalls = make([]DbgCall, n)
+		p.DbgCalls = d.calls.take(n)
 		for i := range p.DbgCalls {
 			p.DbgCalls[i] = DbgCall{Name: d.str(), Pc: d.int(), Callee: d.str(), CalleeKind: d.str()}
 		}
 	}
 	if n := d.count(1); n > 0 {
-		p.DbgUpvalues = make([]string, n)
+		p.DbgUpvalues = d.strs.take(n)
 		for i := range p.DbgUpvalues {
 			p.DbgUpvalues[i] = d.str()
 		}

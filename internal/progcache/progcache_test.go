@@ -339,3 +339,23 @@ func TestEviction(t *testing.T) {
 		t.Errorf("the least recently used entry was kept")
 	}
 }
+
+// BenchmarkGet: one hit, a program of the size of the engine's tasks.scm
+// lowered (what a hook process pays per cached program).
+func BenchmarkGet(b *testing.B) {
+	var sb strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&sb, "local function f%d(a, b)\n  if a > %d then return {x = a, y = 'v%d'} end\n  return string.format('%%s:%%d', b, a)\nend\n", i, i, i)
+	}
+	src := sb.String()
+	c := testCache(b, Options{})
+	if err := c.Put("a.lua", shaOf(src), []byte(src), compile(b, "a.lua", src)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Get("a.lua", shaOf(src), []byte(src)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
