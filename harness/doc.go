@@ -90,6 +90,12 @@
 //     journal in the store with what the warm instance read or wrote, and
 //     brings the instance back when another process (a command hook of the
 //     same session) journaled since (engine.Instance.Stale).
+//   - A command hook hands its event to a warm server when one runs for
+//     its configuration (`attune hook serve --socket`, started by the
+//     first event with [harness] warm = true), on this user's Unix socket,
+//     and answers in-process whenever that server is absent, stale, not
+//     the user's own, for other files, or not whole in time (handoff.go
+//     says when, and how ownership is checked).
 //   - A tool event that nothing of the session can see is answered with
 //     no decision without opening the store, from the instance's reach that
 //     the last event left beside the session's lock, and is not journaled

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/attune-dev/attune/behaviors"
@@ -182,6 +183,12 @@ func privateSocket(path string) error {
 	if runtime.GOOS == "windows" {
 		return fmt.Errorf("%w: the warm hand-off runs on Unix only", ErrNoWarm)
 	}
+	// no socket, no server: said before the folder is judged, so that a
+	// folder of the wrong mode that holds no socket costs no warning
+	sock, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return ErrNoWarm
+	}
 	dir := filepath.Dir(path)
 	st, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -199,13 +206,10 @@ func privateSocket(path string) error {
 	if st.Mode().Perm()&0o077 != 0 {
 		return fmt.Errorf("%w: %s has mode %04o, open to other users; run chmod 700 %s", ErrWarmRefused, dir, st.Mode().Perm(), dir)
 	}
-	st, err = os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return ErrNoWarm
+	if sock == nil {
+		return fmt.Errorf("%w: %s cannot be read", ErrWarmRefused, path)
 	}
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrWarmRefused, err)
-	}
+	st = sock
 	if st.Mode()&fs.ModeSocket == 0 {
 		return fmt.Errorf("%w: %s is not a socket", ErrWarmRefused, path)
 	}

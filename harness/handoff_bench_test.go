@@ -20,7 +20,10 @@ import (
 // hook on the tool handed off to a warm server (`hook serve --socket`, here
 // in the benchmark's process); and the same PreToolUse answered in-process
 // (no server: what the hand-off saves). It reports each way's median in
-// µs and its ratio to the quick answer's.
+// µs and its ratio to the quick answer's. ATTUNE_HOOK_BASELINE names
+// another build of attune whose quick answer and in-process PreToolUse run
+// in the same rounds (base-quick, base-inprocess-pre), for a before and
+// after from one run.
 //
 //	go test ./hook -run XXX -bench HookHandOff -benchtime 100x
 func BenchmarkHookHandOff(b *testing.B) {
@@ -50,17 +53,22 @@ hook.tool("claude/Bash", {post = function(call, out) return nil end})
 	prompt := []byte(`{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"go"}`)
 	type way struct {
 		name  string
+		bin   string
 		cfg   string
 		event func(k int) []byte
 	}
 	ways := []way{
-		{"quick", quick, preEvent},
-		{"handoff-pre", warmCfg, preEvent},
-		{"handoff-post", warmCfg, post},
-		{"inprocess-pre", cold, preEvent},
+		{"quick", attuneBin, quick, preEvent},
+		{"handoff-pre", attuneBin, warmCfg, preEvent},
+		{"handoff-post", attuneBin, warmCfg, post},
+		{"inprocess-pre", attuneBin, cold, preEvent},
 	}
-	for _, c := range []string{quick, warmCfg, cold} {
-		execHook(b, []string{attuneBin, "hook", "claude", "--config", c}, prompt)
+	if base := os.Getenv("ATTUNE_HOOK_BASELINE"); base != "" { // another build, its own projects
+		ways = append(ways, way{"base-quick", base, benchProject(b, "", nil), preEvent},
+			way{"base-inprocess-pre", base, benchProject(b, `"g"`, guard), preEvent})
+	}
+	for _, w := range ways {
+		execHook(b, []string{w.bin, "hook", "claude", "--config", w.cfg}, prompt)
 	}
 	times := make([][]time.Duration, len(ways))
 	b.ResetTimer()
@@ -72,7 +80,7 @@ hook.tool("claude/Bash", {post = function(call, out) return nil end})
 				ev = post(k) // its PreToolUse ran in handoff-pre this iteration or the last
 			}
 			start := time.Now()
-			execHook(b, []string{attuneBin, "hook", "claude", "--config", w.cfg}, ev)
+			execHook(b, []string{w.bin, "hook", "claude", "--config", w.cfg}, ev)
 			times[(k+j)%len(ways)] = append(times[(k+j)%len(ways)], time.Since(start))
 		}
 	}
@@ -84,6 +92,11 @@ hook.tool("claude/Bash", {post = function(call, out) return nil end})
 		b.ReportMetric(med[k]/1e3, w.name+"-µs")
 		if k > 0 {
 			b.ReportMetric(med[k]/med[0], w.name+"/quick")
+		}
+	}
+	for k, w := range ways {
+		if w.name == "base-inprocess-pre" {
+			b.ReportMetric(med[k]/med[k-1], w.name+"/base-quick")
 		}
 	}
 	b.ReportMetric(0, "ns/op")

@@ -151,6 +151,12 @@ func TestHandOffNoServerOrStaleSocket(t *testing.T) {
 	if err := secureDir(filepath.Dir(path)); err != nil {
 		t.Fatal(err)
 	}
+	// a folder open to others but holding no socket: no server, nothing refused
+	os.Chmod(filepath.Dir(path), 0o755)
+	if _, err := handOff(t, cfg, warmPre("s", "echo"), HandoffTimeout); !errors.Is(err, ErrNoWarm) {
+		t.Fatalf("no socket in an open folder: %v", err)
+	}
+	os.Chmod(filepath.Dir(path), 0o700)
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
