@@ -106,8 +106,9 @@ func TestQueryAndCommand(t *testing.T) {
 	if err != nil || len(entries) != 2 {
 		t.Fatal(entries, err)
 	}
-	// every action records the reducer revision that proposed it
-	if got := string(entries[0].Data); got != `{"rev":1,"action":{"by":2,"type":"add"}}` {
+	// every action records the reducer revision that proposed it, then
+	// its author, host and time (identity.go)
+	if got := string(entries[0].Data); !strings.HasPrefix(got, `{"rev":1,"action":{"by":2,"type":"add"},"by":`) {
 		t.Fatalf("stored entry %s", got)
 	}
 	st, rev, err := i.State(ctx, "counter")
