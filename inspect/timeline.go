@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 
@@ -227,7 +228,7 @@ func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
 	for _, in := range insts {
 		log := session.LogName(sess, in.ID)
 		if n, err := st.Length(ctx, log); err == nil && len(t.Events) == 0 {
-			t.Events = make([]Event, 0, n/2+16) // most sessions: a call is 2 or 3 entries
+			t.Events = make([]Event, 0, n/3+64) // a call is 2 or 3 entries
 		}
 		b := builder{t: t, inst: in.ID, notes: map[string]int{}, calls: map[string]int{}}
 		from, count := len(t.Events), 0
@@ -405,7 +406,7 @@ type builder struct {
 
 // steps returns an empty list of steps with room for a call's chain.
 func (b *builder) steps() []Step {
-	const each = 6
+	const each = 5 // ceiling, guards, floor, core, outcome; more reallocates
 	if cap(b.arena)-len(b.arena) < each {
 		b.arena = make([]Step, 0, 1024*each)
 	}
@@ -754,6 +755,39 @@ func asMap(v any) map[string]any {
 // it, the events by appendEvent, on several goroutines when there are
 // many.
 func (t *Timeline) JSON() ([]byte, error) {
+	pieces, err := t.encode()
+	if err != nil {
+		return nil, err
+	}
+	size := 0
+	for _, p := range pieces {
+		size += len(p)
+	}
+	out := make([]byte, 0, size)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// WriteJSON writes what JSON returns to w, piece by piece (a long
+// session's encoding is not copied into one buffer first).
+func (t *Timeline) WriteJSON(w io.Writer) error {
+	pieces, err := t.encode()
+	if err != nil {
+		return err
+	}
+	for _, p := range pieces {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encode is t's encoding in pieces to join: the head up to its events, the
+// events in parts (encoded side by side), the rest.
+func (t *Timeline) encode() ([][]byte, error) {
 	head := *t
 	head.Events = nil
 	h, err := json.Marshal(&head)
@@ -785,9 +819,9 @@ func (t *Timeline) JSON() ([]byte, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := make([]byte, 0, (to-from)*each)
+			b := make([]byte, 0, (to-from)*each+1)
 			for k := from; k < to; k++ {
-				if k > from {
+				if k > 0 {
 					b = append(b, ',')
 				}
 				b = appendEvent(b, &t.Events[k])
@@ -796,26 +830,10 @@ func (t *Timeline) JSON() ([]byte, error) {
 		}()
 	}
 	wg.Wait()
-	size := len(h)
-	for w := range parts {
-		size += len(parts[w]) + 1
-	}
-	out := make([]byte, 0, size+2)
-	out = append(out, h[:at]...)
-	out = append(out, `"events":[`...)
-	first := true
-	for _, p := range parts {
-		if len(p) == 0 {
-			continue
-		}
-		if !first {
-			out = append(out, ',')
-		}
-		out = append(out, p...)
-		first = false
-	}
-	out = append(out, ']')
-	return append(out, h[at+len(marker):]...), nil
+	pieces := make([][]byte, 0, n+2)
+	pieces = append(pieces, append(h[:at:at], `"events":[`...))
+	pieces = append(pieces, parts...)
+	return append(pieces, append([]byte("]"), h[at+len(marker):]...)), nil
 }
 
 // Replay is what a replay of the session against its pins found.
