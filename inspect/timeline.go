@@ -228,7 +228,7 @@ func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
 	for _, in := range insts {
 		log := session.LogName(sess, in.ID)
 		if n, err := st.Length(ctx, log); err == nil && len(t.Events) == 0 {
-			t.Events = make([]Event, 0, n/3+64) // a call is 2 or 3 entries
+			t.Events = make([]Event, 0, n/3+n/64+256) // a call is 2 or 3 entries, a boundary 1
 		}
 		b := builder{t: t, inst: in.ID, notes: map[string]int{}, calls: map[string]int{}}
 		from, count := len(t.Events), 0
