@@ -223,8 +223,6 @@ func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
 		return nil, err
 	}
 	t := &Timeline{Session: sess, Instances: []Instance{}}
-	buf := make([]session.Entry, 0, readChunk)
-	dc := newDecoder()
 	for _, in := range insts {
 		log := session.LogName(sess, in.ID)
 		if n, err := st.Length(ctx, log); err == nil && len(t.Events) == 0 {
@@ -232,28 +230,15 @@ func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
 		}
 		b := builder{t: t, inst: in.ID, notes: map[string]int{}, calls: map[string]int{}}
 		from, count := len(t.Events), 0
-		chunks := readChunks(ctx, st, log)
-		for c := range chunks {
+		r := readJournal(ctx, st, sess, in.ID)
+		for c := range r.chunks {
 			if c.err != nil {
-				drain(chunks)
-				return nil, fmt.Errorf("session %s, instance %s: %w", sess, in.ID, c.err)
+				r.stop()
+				return nil, c.err
 			}
-			raw := c.entries
-			buf = buf[:len(raw)]
-			for k := range raw {
-				err := dc.decode(raw[k].Data, &buf[k])
-				if err != nil {
-					err = fmt.Errorf("session %s, instance %s: journal %s entry %d: %w", sess, in.ID, log, raw[k].Seq, err)
-				} else {
-					err = engine.CheckJournalEntry(sess, in.ID, int(raw[k].Seq), &buf[k])
-				}
-				if err != nil {
-					drain(chunks)
-					return nil, err
-				}
-			}
-			b.add(buf)
-			count += len(raw)
+			b.add(c.entries)
+			count += len(c.entries)
+			r.done(c.entries)
 		}
 		order(t.Events, from)
 		t.Instances = append(t.Instances, Instance{ID: in.ID, Bot: in.Bot, Kind: in.Kind, Role: in.Role, Parent: in.Parent, Entries: count})
@@ -266,29 +251,52 @@ func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
 // readChunk is how many journal entries Load reads at a time.
 const readChunk = 8192
 
-// chunk is one read of a journal.
+// chunk is a run of decoded journal entries, or the error that ended the
+// reading.
 type chunk struct {
-	entries []store.Entry
+	entries []session.Entry
 	err     error
 }
 
-// readChunks reads a journal chunk by chunk on a goroutine of its own,
-// one chunk ahead of the reader: the store reads the next while the
-// timeline is built from the last (on a store such as SQLite, reading is
-// much of the time). The channel closes after the last chunk or an error;
-// a reader that stops early drains it.
-func readChunks(ctx context.Context, st store.Store, log string) <-chan chunk {
+// journalReader reads and decodes a journal chunk by chunk on a goroutine
+// of its own, one chunk ahead of the timeline built from the last: the
+// store's reads (much of the time on SQLite) and the decoding overlap the
+// building. Two buffers of entries go back and forth between them.
+type journalReader struct {
+	chunks <-chan chunk
+	free   chan []session.Entry
+}
+
+func readJournal(ctx context.Context, st store.Store, sess, inst string) *journalReader {
 	out := make(chan chunk, 1)
+	r := &journalReader{chunks: out, free: make(chan []session.Entry, 2)}
+	r.free <- make([]session.Entry, readChunk)
+	r.free <- make([]session.Entry, readChunk)
+	log := session.LogName(sess, inst)
 	go func() {
 		defer close(out)
+		dc := newDecoder()
 		for after := int64(0); ; {
 			raw, err := st.Read(ctx, log, after, readChunk)
 			if err != nil {
-				out <- chunk{err: err}
+				out <- chunk{err: fmt.Errorf("session %s, instance %s: %w", sess, inst, err)}
 				return
 			}
 			if len(raw) > 0 {
-				out <- chunk{entries: raw}
+				buf := (<-r.free)[:len(raw)]
+				for k := range raw {
+					err := dc.decode(raw[k].Data, &buf[k])
+					if err != nil {
+						err = fmt.Errorf("session %s, instance %s: journal %s entry %d: %w", sess, inst, log, raw[k].Seq, err)
+					} else {
+						err = engine.CheckJournalEntry(sess, inst, int(raw[k].Seq), &buf[k])
+					}
+					if err != nil {
+						out <- chunk{err: err}
+						return
+					}
+				}
+				out <- chunk{entries: buf}
 			}
 			if len(raw) < readChunk {
 				return
@@ -296,12 +304,18 @@ func readChunks(ctx context.Context, st store.Store, log string) <-chan chunk {
 			after = raw[len(raw)-1].Seq
 		}
 	}()
-	return out
+	return r
 }
 
-// drain lets a readChunks goroutine end.
-func drain(c <-chan chunk) {
-	for range c {
+// done gives a chunk's buffer back to the reader.
+func (r *journalReader) done(buf []session.Entry) { r.free <- buf[:cap(buf)] }
+
+// stop lets the reader's goroutine end (the caller reads no more).
+func (r *journalReader) stop() {
+	for c := range r.chunks {
+		if c.entries != nil {
+			r.done(c.entries)
+		}
 	}
 }
 
