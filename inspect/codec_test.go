@@ -3,10 +3,12 @@ package inspect
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/session"
 	"github.com/attune-dev/attune/store"
 )
@@ -137,5 +139,35 @@ func TestEncodeEventAsEncodingJSON(t *testing.T) {
 	}
 	if !strings.Contains(string(appendEvent(nil, &events[1])), `"guards":[{"at":"p.lua:3","pattern":"fs/*","verdict":"invoke","marks":["m"]}`) {
 		t.Errorf("the guards' verdicts are not encoded")
+	}
+}
+
+// A journal entry that does not decode, or that a newer engine wrote,
+// fails Load with the session, the instance and the entry's number; the
+// reading ends (no reader is left waiting).
+func TestLoadRefusesABadJournal(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		calls       int
+		entry, want string
+		is          error
+	}{
+		{0, `{"t":"tool","value":[1,}`, "entry 3", nil},
+		{0, `{"t":"telepathy"}`, "entry 3", engine.ErrNewerJournal},
+		{10_000, `{"t":"tool","turn":"x"}`, "entry 30023", nil}, // in the fourth chunk read
+	} {
+		st := bigSession(t, c.calls)
+		log := session.LogName("big/s1", "big")
+		n, err := st.Length(ctx, log)
+		if err != nil || n != int64(3*c.calls+2*(c.calls/1000)+2) { // a turn's start and end, its rounds', 3 entries a call
+			t.Fatalf("journal of %d entries: %v", n, err)
+		}
+		if _, err := st.Append(ctx, log, store.Any, [][]byte{[]byte(c.entry)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Load(ctx, st, "big")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "instance big") || c.is != nil && !errors.Is(err, c.is) {
+			t.Errorf("%s: %v", c.entry, err)
+		}
 	}
 }

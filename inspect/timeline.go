@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 
@@ -222,37 +223,22 @@ func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
 		return nil, err
 	}
 	t := &Timeline{Session: sess, Instances: []Instance{}}
-	buf := make([]session.Entry, 0, readChunk)
-	dc := newDecoder()
 	for _, in := range insts {
 		log := session.LogName(sess, in.ID)
 		if n, err := st.Length(ctx, log); err == nil && len(t.Events) == 0 {
-			t.Events = make([]Event, 0, n/2+16) // most sessions: a call is 2 or 3 entries
+			t.Events = make([]Event, 0, n/3+n/64+256) // a call is 2 or 3 entries, a boundary 1
 		}
 		b := builder{t: t, inst: in.ID, notes: map[string]int{}, calls: map[string]int{}}
 		from, count := len(t.Events), 0
-		chunks := readChunks(ctx, st, log)
-		for c := range chunks {
+		r := readJournal(ctx, st, sess, in.ID)
+		for c := range r.chunks {
 			if c.err != nil {
-				drain(chunks)
-				return nil, fmt.Errorf("session %s, instance %s: %w", sess, in.ID, c.err)
+				r.stop()
+				return nil, c.err
 			}
-			raw := c.entries
-			buf = buf[:len(raw)]
-			for k := range raw {
-				err := dc.decode(raw[k].Data, &buf[k])
-				if err != nil {
-					err = fmt.Errorf("session %s, instance %s: journal %s entry %d: %w", sess, in.ID, log, raw[k].Seq, err)
-				} else {
-					err = engine.CheckJournalEntry(sess, in.ID, int(raw[k].Seq), &buf[k])
-				}
-				if err != nil {
-					drain(chunks)
-					return nil, err
-				}
-			}
-			b.add(buf)
-			count += len(raw)
+			b.add(c.entries)
+			count += len(c.entries)
+			r.done(c.entries)
 		}
 		order(t.Events, from)
 		t.Instances = append(t.Instances, Instance{ID: in.ID, Bot: in.Bot, Kind: in.Kind, Role: in.Role, Parent: in.Parent, Entries: count})
@@ -265,29 +251,52 @@ func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
 // readChunk is how many journal entries Load reads at a time.
 const readChunk = 8192
 
-// chunk is one read of a journal.
+// chunk is a run of decoded journal entries, or the error that ended the
+// reading.
 type chunk struct {
-	entries []store.Entry
+	entries []session.Entry
 	err     error
 }
 
-// readChunks reads a journal chunk by chunk on a goroutine of its own,
-// one chunk ahead of the reader: the store reads the next while the
-// timeline is built from the last (on a store such as SQLite, reading is
-// much of the time). The channel closes after the last chunk or an error;
-// a reader that stops early drains it.
-func readChunks(ctx context.Context, st store.Store, log string) <-chan chunk {
+// journalReader reads and decodes a journal chunk by chunk on a goroutine
+// of its own, one chunk ahead of the timeline built from the last: the
+// store's reads (much of the time on SQLite) and the decoding overlap the
+// building. Two buffers of entries go back and forth between them.
+type journalReader struct {
+	chunks <-chan chunk
+	free   chan []session.Entry
+}
+
+func readJournal(ctx context.Context, st store.Store, sess, inst string) *journalReader {
 	out := make(chan chunk, 1)
+	r := &journalReader{chunks: out, free: make(chan []session.Entry, 2)}
+	r.free <- make([]session.Entry, readChunk)
+	r.free <- make([]session.Entry, readChunk)
+	log := session.LogName(sess, inst)
 	go func() {
 		defer close(out)
+		dc := newDecoder()
 		for after := int64(0); ; {
 			raw, err := st.Read(ctx, log, after, readChunk)
 			if err != nil {
-				out <- chunk{err: err}
+				out <- chunk{err: fmt.Errorf("session %s, instance %s: %w", sess, inst, err)}
 				return
 			}
 			if len(raw) > 0 {
-				out <- chunk{entries: raw}
+				buf := (<-r.free)[:len(raw)]
+				for k := range raw {
+					err := dc.decode(raw[k].Data, &buf[k])
+					if err != nil {
+						err = fmt.Errorf("session %s, instance %s: journal %s entry %d: %w", sess, inst, log, raw[k].Seq, err)
+					} else {
+						err = engine.CheckJournalEntry(sess, inst, int(raw[k].Seq), &buf[k])
+					}
+					if err != nil {
+						out <- chunk{err: err}
+						return
+					}
+				}
+				out <- chunk{entries: buf}
 			}
 			if len(raw) < readChunk {
 				return
@@ -295,12 +304,18 @@ func readChunks(ctx context.Context, st store.Store, log string) <-chan chunk {
 			after = raw[len(raw)-1].Seq
 		}
 	}()
-	return out
+	return r
 }
 
-// drain lets a readChunks goroutine end.
-func drain(c <-chan chunk) {
-	for range c {
+// done gives a chunk's buffer back to the reader.
+func (r *journalReader) done(buf []session.Entry) { r.free <- buf[:cap(buf)] }
+
+// stop lets the reader's goroutine end (the caller reads no more).
+func (r *journalReader) stop() {
+	for c := range r.chunks {
+		if c.entries != nil {
+			r.done(c.entries)
+		}
 	}
 }
 
@@ -405,7 +420,7 @@ type builder struct {
 
 // steps returns an empty list of steps with room for a call's chain.
 func (b *builder) steps() []Step {
-	const each = 6
+	const each = 5 // ceiling, guards, floor, core, outcome; more reallocates
 	if cap(b.arena)-len(b.arena) < each {
 		b.arena = make([]Step, 0, 1024*each)
 	}
@@ -754,6 +769,39 @@ func asMap(v any) map[string]any {
 // it, the events by appendEvent, on several goroutines when there are
 // many.
 func (t *Timeline) JSON() ([]byte, error) {
+	pieces, err := t.encode()
+	if err != nil {
+		return nil, err
+	}
+	size := 0
+	for _, p := range pieces {
+		size += len(p)
+	}
+	out := make([]byte, 0, size)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// WriteJSON writes what JSON returns to w, piece by piece (a long
+// session's encoding is not copied into one buffer first).
+func (t *Timeline) WriteJSON(w io.Writer) error {
+	pieces, err := t.encode()
+	if err != nil {
+		return err
+	}
+	for _, p := range pieces {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encode is t's encoding in pieces to join: the head up to its events, the
+// events in parts (encoded side by side), the rest.
+func (t *Timeline) encode() ([][]byte, error) {
 	head := *t
 	head.Events = nil
 	h, err := json.Marshal(&head)
@@ -785,9 +833,9 @@ func (t *Timeline) JSON() ([]byte, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := make([]byte, 0, (to-from)*each)
+			b := make([]byte, 0, (to-from)*each+1)
 			for k := from; k < to; k++ {
-				if k > from {
+				if k > 0 {
 					b = append(b, ',')
 				}
 				b = appendEvent(b, &t.Events[k])
@@ -796,26 +844,10 @@ func (t *Timeline) JSON() ([]byte, error) {
 		}()
 	}
 	wg.Wait()
-	size := len(h)
-	for w := range parts {
-		size += len(parts[w]) + 1
-	}
-	out := make([]byte, 0, size+2)
-	out = append(out, h[:at]...)
-	out = append(out, `"events":[`...)
-	first := true
-	for _, p := range parts {
-		if len(p) == 0 {
-			continue
-		}
-		if !first {
-			out = append(out, ',')
-		}
-		out = append(out, p...)
-		first = false
-	}
-	out = append(out, ']')
-	return append(out, h[at+len(marker):]...), nil
+	pieces := make([][]byte, 0, n+2)
+	pieces = append(pieces, append(h[:at:at], `"events":[`...))
+	pieces = append(pieces, parts...)
+	return append(pieces, append([]byte("]"), h[at+len(marker):]...)), nil
 }
 
 // Replay is what a replay of the session against its pins found.

@@ -203,6 +203,19 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 			break
 		}
 	}
+	if call == nil { // a turn's or round's id (the call_id of its timeline event)?
+		for _, ev := range t.Events {
+			if ev.CallID != callID {
+				continue
+			}
+			switch ev.Kind {
+			case inspect.KindTurn, inspect.KindTurnEnd:
+				return explainBoundaryRecorded(ctx, cfgFlag, sess, ev.Turn, 0, stdout, stderr)
+			case inspect.KindRound, inspect.KindRoundEnd:
+				return explainBoundaryRecorded(ctx, cfgFlag, sess, ev.Turn, ev.Round, stdout, stderr)
+			}
+		}
+	}
 	if call == nil {
 		var ids []string
 		for _, ev := range t.Events {

@@ -384,6 +384,24 @@ func TestExplainRecordedTurn(t *testing.T) {
 			t.Errorf("--turn 1: output lacks %q:\n%s", w, out.String())
 		}
 	}
+	// the same by the round end's id, as the timeline shows it
+	var tl struct {
+		Events []struct {
+			Kind   string
+			CallID string `json:"call_id"`
+		}
+	}
+	json.Unmarshal([]byte(before), &tl)
+	id := ""
+	for _, ev := range tl.Events {
+		if ev.Kind == "round-end" && id == "" {
+			id = ev.CallID
+		}
+	}
+	out.Reset()
+	if code := explainMain([]string{"--session", "claude/s1", "--call", id, "--config", cfg}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), "turn 1 round 1 of session claude/s1/s1") {
+		t.Errorf("--call %q: exit %d: %s\n%s", id, code, errb.String(), out.String())
+	}
 	if _, after, _ := run("inspect", "--json", "--config", cfg, "claude/s1"); after != before {
 		t.Errorf("explain changed the session")
 	}

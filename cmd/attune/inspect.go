@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,9 +104,11 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 			}
 			// one line, built on every core: a long session is read by
 			// scripts (jq), not by eye
-			data, err := t.JSON()
+			bw := bufio.NewWriterSize(stdout, 1<<16)
+			err = t.WriteJSON(bw)
 			if err == nil {
-				_, err = stdout.Write(append(data, '\n'))
+				bw.WriteByte('\n')
+				err = bw.Flush()
 			}
 			if err != nil {
 				fmt.Fprintln(stderr, "attune inspect:", err)
