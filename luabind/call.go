@@ -150,8 +150,8 @@ func (s *State) scriptError(err error, cause error) error {
 			se.Position, se.Code = raised.Position(), raised.Code
 		}
 		if api.Type == lua.ApiErrorPanic {
-			se.Msg = panicMessage(se.Msg, api.StackTrace)
-			se.Position = scriptFrame(api.StackTrace)
+			se.Position = strings.TrimSuffix(api.Where, ":")
+			se.Msg = panicMessage(se.Msg, se.Position)
 		} else if f := s.L.TakeCallFault(); f != nil && f.Message == se.Msg {
 			se.Undefined = s.undefined(f)
 			se.Msg = se.Undefined.message(f)
@@ -170,7 +170,7 @@ func (s *State) scriptError(err error, cause error) error {
 		}
 		// error adds no position to a value that is not a string; the
 		// traceback still has where it was raised (R4.11)
-		where := scriptFrame(api.StackTrace)
+		where := strings.TrimSuffix(api.Where, ":")
 		if raised != nil && raised.Value == v {
 			where = raised.Position()
 		}
@@ -238,11 +238,10 @@ func describe(v lua.LValue) string {
 
 // panicMessage turns a Go panic that gopher-lua recovered while running
 // script (a runtime error inside the VM or in a Go function the script
-// called) into a script error at the script's current line: the innermost
-// script frame of the traceback, which the recovery took before it
-// unwound the stack. Without one, the message says so plainly.
-func panicMessage(msg, traceback string) string {
-	where := scriptFrame(traceback)
+// called) into a script error at where ("file:line", the innermost script
+// frame when the error was recovered, lua.ApiError.Where). Without one, the
+// message says so plainly.
+func panicMessage(msg, where string) string {
 	if strings.Contains(msg, "callstack overflow") {
 		// gopher-lua's call stack is full: Lua's "stack overflow"
 		msg = "stack overflow: calls nest too deep (a recursion that never ends?); end the recursion or use a loop"
@@ -253,33 +252,4 @@ func panicMessage(msg, traceback string) string {
 		return msg
 	}
 	return where + ": " + msg
-}
-
-// scriptFrame is "file:line" of the innermost script frame of a
-// traceback, or "".
-func scriptFrame(traceback string) string {
-	for _, line := range strings.Split(traceback, "\n") {
-		line = strings.TrimSpace(line)
-		i := strings.Index(line, ": in ")
-		if i <= 0 {
-			continue
-		}
-		pos := line[:i]
-		if c := strings.LastIndexByte(pos, ':'); c > 0 && isDigits(pos[c+1:]) {
-			return pos
-		}
-	}
-	return ""
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

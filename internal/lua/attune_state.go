@@ -130,3 +130,21 @@ func (ls *LState) RaiseCoded(code, format string, args ...interface{}) {
 	ls.raiseCode = code
 	ls.raiseError(1, format, args...)
 }
+
+// recoveredWhere is "file:line:" of the innermost script frame that ran
+// an instruction, "" when there is none: where an error being recovered
+// happened (ApiError.Where), taken where its traceback is.
+func (ls *LState) recoveredWhere() string {
+	for level := 0; ; level++ {
+		dbg, ok := ls.GetStack(level)
+		if !ok {
+			return ""
+		}
+		cf := dbg.frame
+		proto := cf.Fn.Proto
+		if cf.Fn.IsG || proto == nil || cf.Pc < 1 || cf.Pc > len(proto.DbgSourcePositions) {
+			continue
+		}
+		return fmt.Sprintf("%v:%v:", proto.SourceName, proto.DbgSourcePositions[cf.Pc-1])
+	}
+}

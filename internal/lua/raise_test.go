@@ -55,3 +55,31 @@ func TestRaiseRecordsPositionAndCode(t *testing.T) {
 		t.Errorf("table: raise %+v", r)
 	}
 }
+
+// An error PCall recovers carries where it happened as data
+// (ApiError.Where, attune): a Go panic inside the runtime included, which
+// raises no Raise and whose message has no position.
+func TestRecoveredErrorCarriesWhere(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	L.SetGlobal("explode", L.NewFunction(func(L *LState) int {
+		panic("a Go function fell over")
+	}))
+	for _, c := range []struct{ src, where string }{
+		{"local x = 1\n\nexplode()", "x.lua:3:"},
+		{"local function f()\n  explode()\nend\nf()", "x.lua:2:"},
+		{"error('boom', 0)", "x.lua:1:"},
+	} {
+		fn, err := L.Load(strings.NewReader(c.src), "x.lua")
+		if err != nil {
+			t.Fatal(err)
+		}
+		L.Push(fn)
+		err = L.PCall(0, 0, nil)
+		api, ok := err.(*ApiError)
+		if !ok || api.Where != c.where {
+			t.Errorf("%q: %#v, want where %q", c.src, err, c.where)
+		}
+		L.TakeRaise()
+	}
+}
