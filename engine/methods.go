@@ -55,7 +55,7 @@ type MethodCall struct {
 // handler:, reducer:, revision:, call-id:, stale-revision:, owner:,
 // method:, replay:).
 type MethodOutcome struct {
-	Status    string
+	Status    Status
 	Result    any
 	Reason    string
 	RefusedBy string

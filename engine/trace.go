@@ -237,7 +237,7 @@ func (c *chain) traceGuard(gr *guardRun, out Outcome) {
 }
 
 func (c *chain) traceHook(step string, h *hookDecl, k int, err error, diag string) {
-	st := TraceStep{Step: step, Index: k, Pattern: h.pattern, Verdict: StatusOK}
+	st := TraceStep{Step: step, Index: k, Pattern: h.pattern, Verdict: string(StatusOK)}
 	st.Registration = h.decl.registration()
 	st.Registration.Form, st.Registration.Pattern = "hook/tool", h.pattern
 	if err != nil {
@@ -250,7 +250,7 @@ func (c *chain) traceHook(step string, h *hookDecl, k int, err error, diag strin
 }
 
 func (c *chain) traceOut(step string, out Outcome) {
-	c.traceStep(TraceStep{Step: step, Verdict: out.Status, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error,
+	c.traceStep(TraceStep{Step: step, Verdict: string(out.Status), Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error,
 		Diagnostics: out.Diagnostics, Marks: append([]string{}, c.marks...)})
 }
 
@@ -259,5 +259,5 @@ func (i *Instance) traceCeiling(path string, out Outcome) {
 	if i.e.tracer == nil {
 		return
 	}
-	i.e.tracer(TraceStep{Instance: i.id, Path: path, Step: TraceCeiling, Verdict: out.Status, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error})
+	i.e.tracer(TraceStep{Instance: i.id, Path: path, Step: TraceCeiling, Verdict: string(out.Status), Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error})
 }

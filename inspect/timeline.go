@@ -102,13 +102,13 @@ type Event struct {
 	// a turn's input, a call's arguments, a method's input
 	Input any `json:"input,omitempty"`
 
-	Status      string   `json:"status,omitempty"`
-	Reason      string   `json:"reason,omitempty"`
-	RefusedBy   string   `json:"refused_by,omitempty"`
-	RefusedAt   string   `json:"refused_at,omitempty"`
-	Error       string   `json:"error,omitempty"`
-	Result      any      `json:"result,omitempty"`
-	Diagnostics []string `json:"diagnostics,omitempty"`
+	Status      engine.Status `json:"status,omitempty"`
+	Reason      string        `json:"reason,omitempty"`
+	RefusedBy   string        `json:"refused_by,omitempty"`
+	RefusedAt   string        `json:"refused_at,omitempty"`
+	Error       string        `json:"error,omitempty"`
+	Result      any           `json:"result,omitempty"`
+	Diagnostics []string      `json:"diagnostics,omitempty"`
 	// Rev is the owner's revision after a method call.
 	Rev int64 `json:"rev,omitempty"`
 	// Revs are session owners' revisions (turn ends) or what a session
@@ -632,21 +632,21 @@ func (b *builder) chain(en *session.Entry, marks []string, open bool) []Step {
 	steps := b.steps()
 	if by == engine.ByCeiling {
 		return append(steps, Step{Step: "ceiling", Verdict: "refuse", Reason: en.Reason, Recorded: true},
-			Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+			Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Recorded: true})
 	}
 	steps = append(steps, Step{Step: "ceiling", Verdict: "pass"})
 	switch by {
 	case engine.ByGuard:
 		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, At: en.RefusedAt, Recorded: true})
-		return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+		return append(steps, Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Recorded: true})
 	case engine.ByReentry, engine.ByRetryBudget:
-		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Recorded: true}, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Recorded: true}, Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Recorded: true})
 		return steps
 	}
 	if en.Status == engine.StatusFailed && !b.waitingFloor(en) && len(b.core) == 0 {
 		// failed before the floor: a guard or hook threw, or the arguments could not be recorded
 		return append(steps, Step{Step: "guards", Verdict: "error", Error: en.Error, Recorded: true},
-			Step{Step: "outcome", Verdict: en.Status, Error: en.Error, Recorded: true})
+			Step{Step: "outcome", Verdict: string(en.Status), Error: en.Error, Recorded: true})
 	}
 	steps = append(steps, Step{Step: "guards", Verdict: "pass"})
 	if f, ok := take(&b.floor, en); ok {
@@ -664,10 +664,10 @@ func (b *builder) chain(en *session.Entry, marks []string, open bool) []Step {
 		steps = append(steps, Step{Step: "floor", Verdict: "pass", Marks: marks, Reason: "the default floor passes unmarked calls without being asked"})
 	}
 	if by == engine.ByFloor {
-		return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+		return append(steps, Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Recorded: true})
 	}
 	if open {
-		return append(steps, Step{Step: "core", Verdict: engine.StatusPending, Reason: "the agent runs the tool", Recorded: true})
+		return append(steps, Step{Step: "core", Verdict: string(engine.StatusPending), Reason: "the agent runs the tool", Recorded: true})
 	}
 	return b.after(steps, en, marks)
 }
@@ -684,19 +684,19 @@ func (b *builder) waitingFloor(en *session.Entry) bool {
 // after appends the core, the :post hooks and the outcome of a call.
 func (b *builder) after(steps []Step, en *session.Entry, marks []string) []Step {
 	if c, ok := take(&b.core, en); ok {
-		st := Step{Step: "core", Verdict: engine.StatusOK, Value: c.value, Recorded: true}
+		st := Step{Step: "core", Verdict: string(engine.StatusOK), Value: c.value, Recorded: true}
 		if c.err != "" {
-			st.Verdict, st.Error, st.Value = engine.StatusFailed, c.err, nil
+			st.Verdict, st.Error, st.Value = string(engine.StatusFailed), c.err, nil
 		}
 		steps = append(steps, st)
 	} else if en.Status != engine.StatusRefused {
-		st := Step{Step: "core", Verdict: en.Status, Value: en.Result, Error: en.Error}
+		st := Step{Step: "core", Verdict: string(en.Status), Value: en.Result, Error: en.Error}
 		steps = append(steps, st)
 	}
 	if len(en.Diagnostics) > 0 {
 		steps = append(steps, Step{Step: "post", Verdict: "ok", Value: en.Diagnostics, Recorded: true})
 	}
-	return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Error: en.Error, Recorded: true})
+	return append(steps, Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Error: en.Error, Recorded: true})
 }
 
 // floorPassed is the journaled verdict of a floor that let a call through.

@@ -249,7 +249,7 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 			w.steps(mine)
 		}
 	}
-	w.line("outcome: %s", explainOutcome(call.Status, call.RefusedBy, call.RefusedAt, call.Reason, call.Error))
+	w.line("outcome: %s", explainOutcome(string(call.Status), call.RefusedBy, call.RefusedAt, call.Reason, call.Error))
 	return 0
 }
 
@@ -372,15 +372,15 @@ func verdictText(v string) string {
 
 func explainOutcome(status, by, at, reason, errText string) string {
 	switch status {
-	case engine.StatusRefused:
+	case string(engine.StatusRefused):
 		s := "refused by the " + by
 		if at != "" {
 			s += " at " + at
 		}
 		return s + ": " + reason
-	case engine.StatusFailed:
+	case string(engine.StatusFailed):
 		return "failed: " + errText
-	case engine.StatusPending:
+	case string(engine.StatusPending):
 		return "allowed: the agent runs the tool"
 	}
 	return status
@@ -417,7 +417,7 @@ func why(a harness.Answer, steps []engine.TraceStep) string {
 		return "a guard rewrote the arguments, so the agent runs the call with the new ones"
 	case a.Decision == "block":
 		return "a behavior refused the prompt, or an activating note asks the agent to continue"
-	case out != nil && out.Verdict == engine.StatusPending:
+	case out != nil && out.Verdict == string(engine.StatusPending):
 		return "every guard invoked the rest of the chain and the floor let it through: attune has no objection, the agent decides as it would without attune"
 	}
 	return "no behavior objected: attune gives no decision"
