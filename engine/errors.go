@@ -295,6 +295,12 @@ func scriptErr(r *registry, err error) *Error {
 	}
 	if isScript {
 		e.Position = se.Position
+		// a nested call's failure the callback raised: its frames are the
+		// deeper stack (the callback's own lineage is their tail)
+		var inner *Error
+		if errors.As(se.Inner, &inner) && len(inner.Frames) > len(frames) {
+			frames = inner.Frames
+		}
 	}
 	e.Frames = frames
 	return e

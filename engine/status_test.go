@@ -100,9 +100,18 @@ end)
 guard.tool("fs/inner", function(c, invoke)
   error("inner boom")
 end)
+define.reducer("g", function(s) return s end)
+define.method("g", "boom", function(ctx, s, input)
+  error("handler boom")
+end)
+guard.tool("fs/method", function(c, invoke)
+  call.method("g", "boom", {})
+  return invoke()
+end)
 `})
 	e.RegisterTool(echoTool("fs/outer", "read"))
 	e.RegisterTool(echoTool("fs/inner", "read"))
+	e.RegisterTool(echoTool("fs/method", "read"))
 	i := start(t, e, "a", "main")
 	out := i.Tool(ctx, ToolCall{Path: "fs/outer", CallID: "c1"})
 	var ee *Error
@@ -112,6 +121,16 @@ end)
 	want := []Frame{{Program: "g", Form: "guard/tool", Pos: "g.lua:2", CallID: "c1"}}
 	if !reflect.DeepEqual(ee.Frames, want) {
 		t.Fatalf("frames %+v, want %+v", ee.Frames, want)
+	}
+	// a nested call's failure raised into its caller: the stack reaches
+	// the handler that threw, through the guard that called it
+	out = i.Tool(ctx, ToolCall{Path: "fs/method", CallID: "c2"})
+	if !errors.As(out.Err, &ee) || ee.Code != CodeHandler || ee.Position != "g.lua:14" {
+		t.Fatalf("%+v (%+v)", out, ee)
+	}
+	want = []Frame{{Program: "g", Form: "define/method", Pos: "g.lua:10", CallID: "c2/1"}, {Program: "g", Form: "guard/tool", Pos: "g.lua:13", CallID: "c2"}}
+	if !reflect.DeepEqual(ee.Frames, want) {
+		t.Fatalf("nested frames %+v, want %+v", ee.Frames, want)
 	}
 }
 

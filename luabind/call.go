@@ -36,6 +36,10 @@ type ScriptError struct {
 	// (RaiseCoded: "grant", "memory", "stale-revision" ...), "" for an
 	// error a script raised itself.
 	Code string
+	// Inner is the host's error the function that raised the error gave
+	// (RaiseCause: a nested call's failure, as the host built it), nil
+	// otherwise. Unwrap does not reach it: the failure is the script's.
+	Inner error
 }
 
 func (e *ScriptError) Error() string { return e.Msg }
@@ -147,7 +151,7 @@ func (s *State) scriptError(err error, cause error) error {
 	case lua.LString:
 		se.Msg = string(v)
 		if raised != nil && raised.Value == nil && raised.Message == se.Msg {
-			se.Position, se.Code = raised.Position(), raised.Code
+			se.Position, se.Code, se.Inner = raised.Position(), raised.Code, raised.Cause
 		}
 		if api.Type == lua.ApiErrorPanic {
 			se.Position = strings.TrimSuffix(api.Where, ":")
@@ -219,6 +223,13 @@ func (s *State) Resume() { s.budget.resume() }
 // (and Position) as fields, whatever its text says.
 func (s *State) RaiseCoded(code, format string, args ...any) {
 	s.L.RaiseCoded(code, format, args...)
+}
+
+// RaiseCause is RaiseCoded for a library function that fails because of
+// a host error of its own, cause (a nested call's failure): the
+// ScriptError of the callback it fails carries it as Inner.
+func (s *State) RaiseCause(cause error, code, format string, args ...any) {
+	s.L.RaiseCause(cause, code, format, args...)
 }
 
 // Where returns "file:line:" of the script frame that called the current

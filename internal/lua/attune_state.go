@@ -110,6 +110,9 @@ type Raise struct {
 	// Value is the raised value when it is not a string (error({...})),
 	// whose message has no position: Where still says where it was raised.
 	Value LValue
+	// Cause is the host's error a host function raised the error for
+	// (RaiseCause), nil otherwise.
+	Cause error
 }
 
 // Position is Where without its trailing colon ("file.lua:12").
@@ -129,6 +132,20 @@ func (ls *LState) TakeRaise() *Raise {
 func (ls *LState) RaiseCoded(code, format string, args ...interface{}) {
 	ls.raiseCode = code
 	ls.raiseError(1, format, args...)
+}
+
+// RaiseCause is RaiseCoded for a host function that fails because of a
+// host error of its own (a nested call that failed): the Raise it records
+// carries cause as data, beside the code.
+func (ls *LState) RaiseCause(cause error, code, format string, args ...interface{}) {
+	message := format
+	if len(args) > 0 {
+		message = fmt.Sprintf(format, args...)
+	}
+	where := ls.where(0, true)
+	message = fmt.Sprintf("%v %v", where, message)
+	ls.raised = &Raise{Where: where, Message: message, Code: code, Cause: cause}
+	ls.raiseError(0, "%s", message) // level 0: the position is in message already
 }
 
 // recoveredWhere is "file:line:" of the innermost script frame that ran
