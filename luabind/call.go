@@ -155,7 +155,7 @@ func (s *State) scriptError(err error, cause error) error {
 		}
 		if api.Type == lua.ApiErrorPanic {
 			se.Position = strings.TrimSuffix(api.Where, ":")
-			se.Msg = panicMessage(se.Msg, se.Position)
+			se.Msg = panicMessage(se.Msg, se.Position, errors.Is(api.Cause, lua.ErrCallStackOverflow))
 		} else if f := s.L.TakeCallFault(); f != nil && f.Message == se.Msg {
 			se.Undefined = s.undefined(f)
 			se.Msg = se.Undefined.message(f)
@@ -251,9 +251,10 @@ func describe(v lua.LValue) string {
 // script (a runtime error inside the VM or in a Go function the script
 // called) into a script error at where ("file:line", the innermost script
 // frame when the error was recovered, lua.ApiError.Where). Without one, the
-// message says so plainly.
-func panicMessage(msg, where string) string {
-	if strings.Contains(msg, "callstack overflow") {
+// message says so plainly. overflow: the panic was a full call stack
+// (lua.ErrCallStackOverflow, the panic's Cause).
+func panicMessage(msg, where string, overflow bool) string {
+	if overflow {
 		// gopher-lua's call stack is full: Lua's "stack overflow"
 		msg = "stack overflow: calls nest too deep (a recursion that never ends?); end the recursion or use a loop"
 	} else {

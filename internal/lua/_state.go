@@ -293,7 +293,7 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 			cs.segments[cs.segIdx] = curSeg
 			cs.segSp = 0
 		} else {
-			panic("lua callstack overflow")
+			panic(ErrCallStackOverflow) // attune: the kind as data
 		}
 	}
 	curSeg.array[cs.segSp] = v
@@ -1837,6 +1837,9 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 			ls.closeUpvalues(base)
 			if _, ok := rcv.(*ApiError); !ok {
 				err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
+				if e, ok := rcv.(error); ok { // attune: a panic's error as data (ErrCallStackOverflow)
+					err.(*ApiError).Cause = e
+				}
 				if ls.Options.IncludeGoStackTrace {
 					buf := make([]byte, 4096)
 					runtime.Stack(buf, false)
@@ -1856,6 +1859,9 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 					if rcv != nil {
 						if _, ok := rcv.(*ApiError); !ok {
 							err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
+							if e, ok := rcv.(error); ok { // attune: a panic's error as data (ErrCallStackOverflow)
+								err.(*ApiError).Cause = e
+							}
 							if ls.Options.IncludeGoStackTrace {
 								buf := make([]byte, 4096)
 								runtime.Stack(buf, false)

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -165,3 +166,8 @@ func (ls *LState) recoveredWhere() string {
 		return fmt.Sprintf("%v:%v:", proto.SourceName, proto.DbgSourcePositions[cf.Pc-1])
 	}
 }
+
+// ErrCallStackOverflow is the panic of a call that found the call stack
+// full (attune: a value, where upstream panics with a string); PCall
+// recovers it as an ApiErrorPanic whose Cause it is.
+var ErrCallStackOverflow = errors.New("lua callstack overflow")
