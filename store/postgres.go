@@ -26,7 +26,10 @@ import (
 // advisory lock on that log before they read its length, so appenders at the
 // same expected length serialize across hosts and the later ones see
 // ErrStale. An append checks the length once before it asks for the lock
-// too: one that is already stale fails at once instead of queueing. Names and keys sort in byte order (COLLATE "C"), as in the other
+// too: one that is already stale fails at once instead of queueing. An
+// append is one round trip (Append); appends to owner logs are announced
+// to watchers (Watch: LISTEN/NOTIFY on channel attune_log). Instance
+// leases are records of kind "lease" (Lease). Names and keys sort in byte order (COLLATE "C"), as in the other
 // stores; being PostgreSQL text, they must be valid UTF-8 without NUL.
 //
 // A Postgres keeps a small pool of connections (at most max(4, GOMAXPROCS),
