@@ -26,7 +26,10 @@ import (
 // advisory lock on that log before they read its length, so appenders at the
 // same expected length serialize across hosts and the later ones see
 // ErrStale. An append checks the length once before it asks for the lock
-// too: one that is already stale fails at once instead of queueing. Names and keys sort in byte order (COLLATE "C"), as in the other
+// too: one that is already stale fails at once instead of queueing. An
+// append is one round trip (Append); appends to owner logs are announced
+// to watchers (Watch: LISTEN/NOTIFY on channel attune_log). Instance
+// leases are records of kind "lease" (Lease). Names and keys sort in byte order (COLLATE "C"), as in the other
 // stores; being PostgreSQL text, they must be valid UTF-8 without NUL.
 //
 // A Postgres keeps a small pool of connections (at most max(4, GOMAXPROCS),
@@ -400,43 +403,72 @@ func (p *Postgres) ListRecords(ctx context.Context, kind, prefix string) ([]stri
 	return keys, nil
 }
 
-// Append implements Store. It costs two round trips: BEGIN, the log's lock,
-// its length and the call record in one pipelined batch; the inserts and
-// COMMIT in another.
+// Append implements Store in one round trip: BEGIN, the log's lock, the
+// call record, the conditional inserts and COMMIT go in one pipelined
+// batch. The length is checked before the lock: an append that is
+// already stale takes no lock and waits for no holder, so stale attempts
+// do not queue behind the one that wins. Each statement takes its own
+// snapshot (READ COMMITTED), so the inserts, which run after the lock is
+// held, see what the previous holder committed, and insert only when the
+// log is still at the expected length and the call id is not recorded;
+// otherwise the transaction commits nothing.
 func (p *Postgres) Append(ctx context.Context, log string, expected int64, entries [][]byte, call *CallRecord) (int64, error) {
 	if err := checkAppend(expected, call); err != nil {
 		return 0, err
 	}
+	if err := ctx.Err(); err != nil {
+		return 0, pgErr("append", err)
+	}
 	var n int64
 	err := p.conn(ctx, "append", func(c *pgx.Conn) error {
-		// The length is checked before the lock: an append that is
-		// already stale takes no lock and waits for no holder, so stale
-		// attempts do not queue behind the one that wins. Each statement
-		// of the batch takes its own snapshot (READ COMMITTED), so the
-		// length read again after the lock is held sees what the previous
-		// holder committed.
+		var callID, callIn, callRes any // NULL: no call record
+		if call != nil {
+			callID, callIn, callRes = call.ID, nonNil(call.Input), nonNil(call.Result)
+		}
 		b := &pgx.Batch{}
 		b.Queue(`BEGIN`)
 		b.Queue(`SELECT s.n, CASE WHEN $3::bigint < 0 OR s.n = $3::bigint
 				THEN (SELECT true FROM pg_advisory_xact_lock($1, hashtext($2))) ELSE false END
 			FROM (SELECT coalesce(max(seq), 0) AS n FROM attune_logs WHERE log = $2) s`, pgLockClass, log, expected)
-		b.Queue(`SELECT coalesce(max(seq), 0) FROM attune_logs WHERE log = $1`, log)
 		if call != nil {
 			b.Queue(`SELECT input, result, revision FROM attune_calls WHERE log = $1 AND id = $2`, log, call.ID)
 		}
+		b.Queue(`WITH cur AS (SELECT coalesce(max(seq), 0) AS n FROM attune_logs WHERE log = $1),
+			ok AS (SELECT n FROM cur WHERE ($2::bigint < 0 OR n = $2::bigint)
+				AND ($4::text IS NULL OR NOT EXISTS (SELECT 1 FROM attune_calls WHERE log = $1 AND id = $4::text))
+				AND (coalesce(cardinality($3::bytea[]), 0) > 0 OR $4::text IS NOT NULL)),
+			e AS (INSERT INTO attune_logs (log, seq, data)
+				SELECT $1, ok.n + t.ord, t.data FROM ok, unnest($3::bytea[]) WITH ORDINALITY AS t(data, ord) RETURNING 1),
+			k AS (INSERT INTO attune_calls (log, id, input, result, revision)
+				SELECT $1, $4::text, $5::bytea, $6::bytea, ok.n + coalesce(cardinality($3::bytea[]), 0) FROM ok WHERE $4::text IS NOT NULL RETURNING 1)
+			SELECT (SELECT n FROM cur), EXISTS (SELECT 1 FROM ok), (SELECT count(*) FROM e) + (SELECT count(*) FROM k)`,
+			log, expected, nonNilAll(entries), callID, callIn, callRes)
+		b.Queue(`COMMIT`)
+		announce := len(entries) > 0 && strings.HasPrefix(log, FeedPrefix)
+		if announce {
+			// After the COMMIT, in a transaction of its own that does not
+			// wait for the disk: a NOTIFY inside the append's transaction
+			// would hold the database-wide notification lock through the
+			// commit's flush, serializing the appends of every owner. A
+			// notice lost to a crash between the two is made up by the
+			// watchers' periodic catch-up. The payload is the length the
+			// log had at the COMMIT.
+			b.Queue(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, (SELECT coalesce(max(seq), 0) FROM attune_logs WHERE log = $2)::text || ' ' || $2)`,
+				pgFeedChannel, log)
+		}
+		// From here on ctx is not heeded: once the inserts are sent, a
+		// cancellation must not leave the caller unsure of the commit.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		br := c.SendBatch(wctx, b)
+		var pre, cur int64
+		var locked, ok bool
+		var wrote int64
 		var stored *CallRecord
-		br := c.SendBatch(ctx, b)
-		var pre int64
-		var locked bool
+		committed := false
 		_, err := br.Exec()
 		if err == nil {
 			err = br.QueryRow().Scan(&pre, &locked)
-		}
-		if err == nil {
-			err = br.QueryRow().Scan(&n)
-		}
-		if err == nil && !locked {
-			n = pre // stale before the lock: report what was seen
 		}
 		if err == nil && call != nil {
 			rec := CallRecord{ID: call.ID}
@@ -448,65 +480,14 @@ func (p *Postgres) Append(ctx context.Context, log string, expected int64, entri
 				err = nil
 			}
 		}
-		if cerr := br.Close(); err == nil {
-			err = cerr
+		if err == nil {
+			err = br.QueryRow().Scan(&cur, &ok, &wrote)
 		}
-		switch {
-		case err != nil:
-			rollback(ctx, c)
-			return pgErr("append", err)
-		case stored != nil: // R5.6: the call id first
-			rollback(ctx, c)
-			return checkCall(log, *stored, call)
-		case expected != Any && expected != n: // R5.5
-			rollback(ctx, c)
-			return staleError(log, n, expected)
-		case len(entries) == 0 && call == nil:
-			rollback(ctx, c)
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			rollback(ctx, c)
-			return err
-		}
-
-		// From here on ctx is not heeded: once the inserts are sent, a
-		// cancellation must not leave the caller unsure of the commit.
-		b = &pgx.Batch{}
-		if len(entries) > 0 {
-			b.Queue(`INSERT INTO attune_logs (log, seq, data)
-				SELECT $1, $2 + t.ord, t.data FROM unnest($3::bytea[]) WITH ORDINALITY AS t(data, ord)`,
-				log, n, nonNilAll(entries))
-		}
-		end := n + int64(len(entries))
-		if call != nil {
-			b.Queue(`INSERT INTO attune_calls (log, id, input, result, revision) VALUES ($1, $2, $3, $4, $5)`,
-				log, call.ID, nonNil(call.Input), nonNil(call.Result), end)
-		}
-		b.Queue(`COMMIT`)
-		announce := len(entries) > 0 && strings.HasPrefix(log, FeedPrefix)
-		if announce {
-			// After the COMMIT, in a transaction of its own that does not
-			// wait for the disk: a NOTIFY inside the append's transaction
-			// would hold the database-wide notification lock through the
-			// commit's flush, serializing the appends of every owner. A
-			// notice lost to a crash between the two is made up by the
-			// watchers' periodic catch-up.
-			b.Queue(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`,
-				pgFeedChannel, strconv.FormatInt(end, 10)+" "+log)
-		}
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		br = c.SendBatch(wctx, b)
-		err = nil
-		sent := b.Len()
-		if announce {
-			sent--
-		}
-		for k := 0; k < sent && err == nil; k++ { // the inserts and the COMMIT
+		if err == nil {
 			_, err = br.Exec()
+			committed = err == nil
 		}
-		if announce && err == nil {
+		if announce && committed {
 			br.Exec() // a notice not sent is made up by the catch-up
 		}
 		if cerr := br.Close(); err == nil && !announce {
@@ -514,12 +495,33 @@ func (p *Postgres) Append(ctx context.Context, log string, expected int64, entri
 		}
 		if err != nil {
 			rollback(ctx, c)
-			if commitInDoubt(err) {
+			// Only the COMMIT or a lost connection can leave an insert
+			// in doubt; an ERROR of a statement aborted the transaction.
+			if commitInDoubt(err) && (len(entries) > 0 || call != nil) {
 				return pgErr("append", fmt.Errorf("%w (%v)", ErrOutcomeUnknown, err))
 			}
 			return pgErr("append", err)
 		}
-		n = end
+		if !locked {
+			cur = pre // stale before the lock: report what was seen
+		}
+		n = cur
+		switch {
+		case stored != nil: // R5.6: the call id first
+			return checkCall(log, *stored, call)
+		case expected != Any && expected != cur: // R5.5
+			return staleError(log, cur, expected)
+		case !ok:
+			if call != nil { // recorded by a concurrent append after our look
+				rec, gerr := p.GetCall(ctx, log, call.ID)
+				if gerr != nil {
+					return gerr
+				}
+				return checkCall(log, rec, call)
+			}
+			return nil // nothing to append
+		}
+		n = cur + int64(len(entries))
 		return nil
 	})
 	if err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrCallExists) && !errors.Is(err, ErrCallConflict) {
