@@ -38,8 +38,9 @@ import (
 // appenders at the same expected length serialize and the second sees
 // ErrStale. Appends waiting at the same moment share one transaction and
 // one commit, so one fsync (group commit, see group.go); each still
-// succeeds or fails on its own. Reads use a small pool of read-only
-// connections that WAL lets run beside the writer. A read may see an
+// succeeds or fails on its own. A read runs on the writer's connection
+// while no write holds it, else on a small pool of read-only connections
+// that WAL lets run beside the writer (readStmt). A read may see an
 // append whose flush is still under way (the append has not returned yet);
 // an append that depends on it is flushed after it, so a crash never
 // keeps the later without the earlier.
