@@ -38,8 +38,9 @@ import (
 // appenders at the same expected length serialize and the second sees
 // ErrStale. Appends waiting at the same moment share one transaction and
 // one commit, so one fsync (group commit, see group.go); each still
-// succeeds or fails on its own. Reads use a small pool of read-only
-// connections that WAL lets run beside the writer. A read may see an
+// succeeds or fails on its own. A read runs on the writer's connection
+// while no write holds it, else on a small pool of read-only connections
+// that WAL lets run beside the writer (readStmt). A read may see an
 // append whose flush is still under way (the append has not returned yet);
 // an append that depends on it is flushed after it, so a crash never
 // keeps the later without the earlier.
@@ -59,8 +60,8 @@ type SQLite struct {
 	// wCalls[k] 1<<k call records.
 	wEntries [insertSizes]lazyStmt
 	wCalls   [callSizes]lazyStmt
-	// Prepared on r, at first use.
-	rRead, rLength, rGetCall, rGetBlob, rGetRecord lazyStmt
+	// The reads, prepared at first use on r and on wc (readStmt).
+	rRead, rLength, rGetCall, rGetBlob, rGetRecord, rList, rListRange readStmt
 
 	group committer // appends waiting together, committed together
 	wal   walSync   // flushes of the WAL
@@ -453,13 +454,25 @@ func (s *SQLite) prepare() {
 		{s.wc, &s.wRollback, `ROLLBACK`},
 		{s.wc, &s.wLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
 		{s.wc, &s.wGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
-		{s.r, &s.rRead, `SELECT seq, data FROM logs WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?`},
-		{s.r, &s.rLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
-		{s.r, &s.rGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
-		{s.r, &s.rGetBlob, `SELECT data FROM blobs WHERE sha = ?`},
-		{s.r, &s.rGetRecord, `SELECT value FROM records WHERE kind = ? AND key = ?`},
 	} {
 		p.stmt.init(p.on, p.query)
+	}
+	for _, p := range []struct {
+		stmt  *readStmt
+		query string
+	}{
+		{&s.rRead, `SELECT seq, data FROM logs WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?`},
+		{&s.rLength, `SELECT coalesce(max(seq), 0) FROM logs WHERE log = ?`},
+		{&s.rGetCall, `SELECT input, result, revision FROM calls WHERE log = ? AND id = ?`},
+		{&s.rGetBlob, `SELECT data FROM blobs WHERE sha = ?`},
+		{&s.rGetRecord, `SELECT value FROM records WHERE kind = ? AND key = ?`},
+		// Keys compare as bytes (SQLite's BINARY collation), so the keys
+		// with a prefix are a range of the primary key.
+		{&s.rList, `SELECT key FROM records WHERE kind = ? AND key >= ? ORDER BY key`},
+		{&s.rListRange, `SELECT key FROM records WHERE kind = ? AND key >= ? AND key < ? ORDER BY key`},
+	} {
+		p.stmt.r.init(s.r, p.query)
+		p.stmt.w.init(s.wc, p.query)
 	}
 	for k := range s.wEntries {
 		s.wEntries[k].init(s.wc, `INSERT INTO logs (log, seq, data) VALUES `+strings.Repeat(", (?, ?, ?)", 1<<k)[2:])
@@ -545,7 +558,9 @@ func (s *SQLite) GetBlob(ctx context.Context, sha string) ([]byte, error) {
 		}
 	}
 	var data []byte
-	err := s.rGetBlob.QueryRowContext(ctx, sha).Scan(&data)
+	st, done := s.reading(&s.rGetBlob)
+	err := st.QueryRowContext(ctx, sha).Scan(&data)
+	done()
 	missing := errors.Is(err, sql.ErrNoRows)
 	if err != nil && !missing {
 		return nil, s.err("get blob from", err)
@@ -579,7 +594,9 @@ func (s *SQLite) GetRecord(ctx context.Context, kind, key string) ([]byte, error
 		}
 	}
 	var v []byte
-	err := s.rGetRecord.QueryRowContext(ctx, kind, key).Scan(&v)
+	st, done := s.reading(&s.rGetRecord)
+	err := st.QueryRowContext(ctx, kind, key).Scan(&v)
+	done()
 	missing := errors.Is(err, sql.ErrNoRows)
 	if err != nil && !missing {
 		return nil, s.err("get record from", err)
@@ -642,13 +659,13 @@ func (s *SQLite) DeleteRecord(ctx context.Context, kind, key string) error {
 
 // ListRecords implements Store.
 func (s *SQLite) ListRecords(ctx context.Context, kind, prefix string) ([]string, error) {
-	// Keys compare as bytes (SQLite's BINARY collation), so the keys with a
-	// prefix are a range of the primary key.
-	query, args := `SELECT key FROM records WHERE kind = ? AND key >= ? ORDER BY key`, []any{kind, prefix}
+	q, args := &s.rList, []any{kind, prefix}
 	if end, ok := prefixEnd(prefix); ok {
-		query, args = `SELECT key FROM records WHERE kind = ? AND key >= ? AND key < ? ORDER BY key`, append(args, end)
+		q, args = &s.rListRange, append(args, end)
 	}
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	st, done := s.reading(q)
+	defer done()
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, s.err("list records in", err)
 	}
@@ -790,7 +807,9 @@ func (s *SQLite) read(ctx context.Context, log string, after int64, limit int) (
 	if limit > 0 {
 		lim = int64(limit)
 	}
-	rows, err := s.rRead.QueryContext(ctx, log, after, lim)
+	st, done := s.reading(&s.rRead)
+	defer done()
+	rows, err := st.QueryContext(ctx, log, after, lim)
 	if err != nil {
 		return nil, s.err("read", err)
 	}
@@ -816,7 +835,10 @@ func (s *SQLite) Length(ctx context.Context, log string) (int64, error) {
 		}
 	}
 	var n int64
-	if err := s.rLength.QueryRowContext(ctx, log).Scan(&n); err != nil {
+	st, done := s.reading(&s.rLength)
+	err := st.QueryRowContext(ctx, log).Scan(&n)
+	done()
+	if err != nil {
 		return 0, s.err("read the length of a log in", err)
 	}
 	if s.unchanged(h, ok) {
@@ -875,7 +897,9 @@ func (s *SQLite) deleteLog(ctx context.Context, tx *sql.Tx, log string) error {
 // GetCall implements Store.
 func (s *SQLite) GetCall(ctx context.Context, log, id string) (CallRecord, error) {
 	c := CallRecord{ID: id}
-	err := s.rGetCall.QueryRowContext(ctx, log, id).Scan(&c.Input, &c.Result, &c.Revision)
+	st, done := s.reading(&s.rGetCall)
+	err := st.QueryRowContext(ctx, log, id).Scan(&c.Input, &c.Result, &c.Revision)
+	done()
 	if errors.Is(err, sql.ErrNoRows) {
 		return CallRecord{}, callNotFound(log, id)
 	}
@@ -891,8 +915,10 @@ func (s *SQLite) GetCall(ctx context.Context, log, id string) (CallRecord, error
 // files stay for the next process.
 func (s *SQLite) Close() error {
 	errs := []error{s.shm.close()} // before any connection closes
-	for _, st := range []*lazyStmt{&s.rRead, &s.rLength, &s.rGetCall, &s.rGetBlob, &s.rGetRecord,
-		&s.wBegin, &s.wCommit, &s.wRollback, &s.wLength, &s.wGetCall} {
+	for _, st := range []*readStmt{&s.rRead, &s.rLength, &s.rGetCall, &s.rGetBlob, &s.rGetRecord, &s.rList, &s.rListRange} {
+		errs = append(errs, st.r.close(), st.w.close())
+	}
+	for _, st := range []*lazyStmt{&s.wBegin, &s.wCommit, &s.wRollback, &s.wLength, &s.wGetCall} {
 		errs = append(errs, st.close())
 	}
 	for k := range s.wEntries {

@@ -158,3 +158,21 @@ func (r lazyRow) Scan(dest ...any) error {
 	}
 	return r.row.Scan(dest...)
 }
+
+// readStmt is a read prepared on both sides: r on the pool of read-only
+// connections, w on the writer's connection.
+type readStmt struct{ r, w lazyStmt }
+
+// reading picks the side a read runs on: the writer's connection while no
+// write holds it (s.wal.mu is held across every write transaction, so no
+// transaction is open on it then; done releases it), else a read-only
+// connection. A process that makes one event's reads and writes one after
+// the other (a hook) thus never opens a read-only connection, each of
+// which opens the file, reads and parses the schema; reads beside a write
+// (a server's) go to the pool.
+func (s *SQLite) reading(st *readStmt) (_ *lazyStmt, done func()) {
+	if s.wal.mu.TryLock() {
+		return &st.w, s.wal.mu.Unlock
+	}
+	return &st.r, func() {}
+}
