@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"unicode/utf8"
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
@@ -154,4 +155,61 @@ func TestGuardVerdictsJournaled(t *testing.T) {
 	if ev := old.Events[1]; ev.Kind != KindCall || len(ev.Chain) < 2 || ev.Chain[1].Step != "guards" || ev.Chain[1].Recorded || ev.Chain[1].Guards != nil {
 		t.Fatalf("old journal's call: %+v", ev)
 	}
+}
+
+// The verdicts a call journals are bounded: at most
+// engine.MaxJournaledGuards of them, a reason cut at
+// engine.MaxJournaledVerdictText bytes (R4.3).
+func TestGuardVerdictsBounded(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := config.Parse("attune.toml", []byte("[bots.main]\nbehaviors = [\"many\"]\nceiling = [\"read\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := `
+for k = 1, 20 do
+  guard.tool("fs/*", function(call, invoke) return invoke() end)
+end
+guard.tool("fs/*", function(call, invoke) return refuse(string.rep("é", 400)) end)
+`
+	st := store.NewMemory()
+	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: st, PacksFirst: []pin.Pack{{Name: "scratch", FS: fstest.MapFS{"many.lua": {Data: []byte(src)}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.RegisterTool(engine.HostTool{Path: "fs/read", Effects: []string{"read"}, Core: func(context.Context, engine.CoreCall) (any, error) { return "text", nil }})
+	i, err := e.Start(ctx, engine.StartOptions{ID: "v", Bot: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i.BeginTurn(ctx, engine.TurnInput{Input: "go"})
+	out := i.Tool(ctx, engine.ToolCall{Path: "fs/read", Args: map[string]any{"path": "a"}})
+	i.EndTurn(ctx)
+	if out.Status != engine.StatusRefused || len(out.Reason) != 800 {
+		t.Fatalf("outcome %+v", out)
+	}
+	tl, err := Load(ctx, st, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range tl.Events {
+		if ev.Kind != KindCall {
+			continue
+		}
+		g := ev.Chain[1]
+		if g.Step != "guards" || len(g.Guards) != engine.MaxJournaledGuards {
+			t.Fatalf("guards step %+v", g)
+		}
+		// the innermost guards returned first: the refusing one is kept, cut
+		last := g.Guards[len(g.Guards)-1]
+		if last.Verdict != "refuse" || len(last.Reason) > engine.MaxJournaledVerdictText || len(last.Reason) < engine.MaxJournaledVerdictText-2 || !utf8.ValidString(last.Reason) {
+			t.Fatalf("the refusing guard's verdict: %q (%d bytes)", last.Reason, len(last.Reason))
+		}
+		if ev.Reason != out.Reason {
+			t.Fatalf("the call's own reason was cut")
+		}
+		return
+	}
+	t.Fatal("no call in the timeline")
 }
