@@ -49,10 +49,14 @@
 // (CodeStaleRevision, CodeCallID, CodeGrant, CodeSchema, CodePinMissing,
 // CodeCancelled, CodeBudget, CodeHostTimeout, CodeNotPlain, CodeNotRunning,
 // CodeNoOpenTurn, CodeUnknownBot, ... and the refused_by words), the
-// program and position of a script failure, and the cause. Its text is the
-// message the result carries (Error or Reason), unchanged. Check a kind
-// with errors.Is against a sentinel (errors.Is(err, engine.ErrNotRunning))
-// or with CodeOf(err); errors.As(err, &schemaErr) finds a *SchemaError.
+// Status of the outcome it stands behind (one Status type for every
+// outcome), the program, position and call stack (Frames) of a script
+// failure, and the cause; all of them are fields, none is read back from
+// text. Its text is the message the result carries (Error or Reason),
+// unchanged. Check a kind with errors.Is against a sentinel
+// (errors.Is(err, engine.ErrNotRunning), errors.Is(out.Err,
+// engine.ErrRefused)) or with CodeOf(err) and StatusOf(err);
+// errors.As(err, &schemaErr) finds a *SchemaError.
 //
 // Choices where the specification leaves room (see also README.md):
 //
