@@ -34,12 +34,14 @@ func TestDialectTables(t *testing.T) {
 		if got := Named(d, []byte(`{"hook_event_name":"NoSuchEvent","tool_input":{`)); got.Kind != ToolPre || got.Name != d.pre {
 			t.Errorf("%s: an unknown name in broken input is %+v, want Strict", name, got)
 		}
-		for tool, eff := range d.effects {
-			if p := d.ToolPath(tool); !strings.HasPrefix(p, name+"/") {
-				t.Errorf("%s: tool %s has path %s", name, tool, p)
-			}
-			if got := d.Effects(tool); len(got) != 1 || got[0] != eff {
-				t.Errorf("%s: Effects(%s) = %v", name, tool, got)
+		for eff, tools := range d.effects {
+			for _, tool := range tools {
+				if p := d.ToolPath(tool); !strings.HasPrefix(p, name+"/") {
+					t.Errorf("%s: tool %s has path %s", name, tool, p)
+				}
+				if got := d.Effects(tool); len(got) != 1 || got[0] != eff {
+					t.Errorf("%s: Effects(%s) = %v, want %s (a tool of two effects?)", name, tool, got, eff)
+				}
 			}
 		}
 	}
