@@ -32,7 +32,7 @@ type RoundEnd struct {
 
 // BoundaryResult is what one boundary step returns.
 type BoundaryResult struct {
-	Status string // ok, refused or failed
+	Status Status // ok, refused or failed
 	Reason string
 	Error  string
 	Turn   int
@@ -320,7 +320,7 @@ func (i *Instance) refuseBoundary(ctx context.Context, set *regSet, kind string,
 }
 
 // statusOf is a boundary's status given the failure of its hooks, if any.
-func statusOf(failure *Error) string {
+func statusOf(failure *Error) Status {
 	if failure != nil {
 		return StatusFailed
 	}

@@ -18,7 +18,7 @@ import (
 
 // CommandResult is what running a pack command returns.
 type CommandResult struct {
-	Status string
+	Status Status
 	Error  string
 	Notes  []Note
 	// Err is the error behind a failure (nil when ok), an *Error.
@@ -28,7 +28,11 @@ type CommandResult struct {
 // Command runs pack command NAME (/NAME TEXT): its file is loaded from the
 // pinned blob into the instance's registry set when first invoked.
 func (i *Instance) Command(ctx context.Context, name, text string) CommandResult {
-	return i.command(ctx, name, text, "")
+	res := i.command(ctx, name, text, "")
+	if res.Status != StatusOK {
+		res.Err = settled(res.Status, res.Err, "", "", res.Error)
+	}
+	return res
 }
 
 // command runs a pack command under callID (empty: a fresh one; a replay

@@ -45,7 +45,8 @@ func (d Divergence) String() string {
 // stepOutcome is what a step came to, recorded or replayed, in the terms
 // the two are compared in.
 type stepOutcome struct {
-	Status, Reason, RefusedBy, Error string
+	Status                   Status
+	Reason, RefusedBy, Error string
 	// Code is the code of the step's error (Entry.Code).
 	Code        string
 	Result      any
@@ -108,7 +109,7 @@ func compareStep(k int, en session.Entry, got stepOutcome, rec []session.Note, n
 	want, ok := recorded(en)
 	if ok {
 		if want.Status != got.Status {
-			add("status", want.Status, got.Status)
+			add("status", string(want.Status), string(got.Status))
 		}
 		// a script's text as the journal holds it: JSON, where a byte that
 		// is not UTF-8 became U+FFFD

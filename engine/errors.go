@@ -101,11 +101,66 @@ const (
 //	if errors.As(out.Err, &ee) && ee.Code == engine.CodeStaleRevision { retry() }
 //	if errors.Is(err, engine.ErrNotRunning) { restart() }
 type Error struct {
-	Code     Code
+	Code Code
+	// Status is the status of the outcome the error stands behind
+	// (refused or failed; "" for an error a call returned by itself).
+	Status   Status
 	Program  string // the program a script failure belongs to, if any
 	Position string // "file:line" where a script threw, if known
-	Message  string
-	Err      error
+	// Frames is the call stack of a script failure, innermost first: the
+	// callback that threw, then the callbacks whose calls (call/tool,
+	// call/method) led to it, up to the one the host's call entered (the
+	// lineage of R4.9).
+	Frames  []Frame
+	Message string
+	Err     error
+}
+
+// Frame is one callback on the call stack of a script failure
+// (Error.Frames).
+type Frame struct {
+	Program string `json:"program"`
+	// Form is the registration's form ("guard/tool", "hook/tool",
+	// "define/method", "subscribe", ...), Pos where it was declared
+	// ("g.lua:3").
+	Form string `json:"form,omitempty"`
+	Pos  string `json:"pos,omitempty"`
+	// CallID is the call the callback ran for.
+	CallID string `json:"call_id,omitempty"`
+}
+
+// framedErr is a callback's failure with the frames of the lineage it
+// failed on (registry.run), until scriptErr makes it an *Error.
+type framedErr struct {
+	err    error
+	frames []Frame
+}
+
+func (f *framedErr) Error() string { return f.err.Error() }
+func (f *framedErr) Unwrap() error { return f.err }
+
+// withFrames is err, the failure of the callback of frame fr, with the
+// frames of fr's lineage.
+func withFrames(fr *frame, err error) error {
+	if _, ok := err.(*framedErr); ok {
+		return err
+	}
+	n := 0
+	for x := fr; x != nil; x = x.parent {
+		n++
+	}
+	frames := make([]Frame, 0, n)
+	for x := fr; x != nil; x = x.parent {
+		f := Frame{CallID: x.callID}
+		if x.reg != nil {
+			f.Program = x.reg.program
+		}
+		if x.decl != nil {
+			f.Form, f.Pos = x.decl.form, x.decl.pos
+		}
+		frames = append(frames, f)
+	}
+	return &framedErr{err: err, frames: frames}
 }
 
 func (e *Error) Error() string {
@@ -121,12 +176,19 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is reports whether target is an *Error of the same code carrying no
-// message of its own (the sentinels below), so errors.Is(err,
-// engine.ErrNotRunning) matches every not-running error.
+// Is reports whether target is a sentinel (an *Error carrying no message
+// of its own) that e matches: one of the same code, so errors.Is(err,
+// engine.ErrNotRunning) matches every not-running error, or one of no code
+// and the same status (ErrRefused, ErrFailed).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Message == "" && t.Err == nil && t.Code == e.Code
+	if !ok || t.Message != "" || t.Err != nil {
+		return false
+	}
+	if t.Code == "" {
+		return t.Status != "" && t.Status == e.Status
+	}
+	return t.Code == e.Code && (t.Status == "" || t.Status == e.Status)
 }
 
 // Sentinels for errors.Is; each matches every *Error of its code.
@@ -203,7 +265,16 @@ func ctxCode(err error) Code {
 // Code and Position). Its text is never read: a script that throws a
 // string of its own beginning "stale-revision: " fails with CodeScript.
 func scriptErr(r *registry, err error) *Error {
+	var frames []Frame
+	if f, ok := err.(*framedErr); ok {
+		frames, err = f.frames, f.err
+	}
 	if e, ok := err.(*Error); ok {
+		if frames != nil && e.Frames == nil {
+			c := *e
+			c.Frames = frames
+			return &c
+		}
 		return e
 	}
 	code := ctxCode(err)
@@ -224,7 +295,14 @@ func scriptErr(r *registry, err error) *Error {
 	}
 	if isScript {
 		e.Position = se.Position
+		// a nested call's failure the callback raised: its frames are the
+		// deeper stack (the callback's own lineage is their tail)
+		var inner *Error
+		if errors.As(se.Inner, &inner) && len(inner.Frames) > len(frames) {
+			frames = inner.Frames
+		}
 	}
+	e.Frames = frames
 	return e
 }
 
@@ -248,39 +326,91 @@ func failedOut(r *registry, err error) Outcome {
 	return Outcome{Status: StatusFailed, Error: errText(err), Err: scriptErr(r, err)}
 }
 
-// settle fills in Err of an outcome that has none: a refusal's code is its
-// refused_by word; a failure the engine built without one is CodeScript.
-// Every failure that has a code of its own is built with its Err.
+// settle gives a refused or failed outcome its Err, with the outcome's
+// status: a refusal's code is its refused_by word; a failure the engine
+// built without one is CodeScript. Every failure that has a code of its
+// own is built with its Err.
 func (o *Outcome) settle() {
-	if o.Err != nil || o.Status == StatusOK || o.Status == "" {
+	if o.Status == StatusOK {
 		return
 	}
-	o.Err = outcomeErr(o.Status, o.RefusedBy, o.Reason, o.Error)
-}
-
-func outcomeErr(status, by, reason, text string) error {
-	if status == StatusRefused {
-		return &Error{Code: Code(by), Message: reason}
-	}
-	return &Error{Code: CodeScript, Message: text}
+	o.Err = settled(o.Status, o.Err, o.RefusedBy, o.Reason, o.Error)
 }
 
 func (o *MethodOutcome) settle() {
-	if o.Err != nil || o.Status == StatusOK || o.Status == "" {
+	if o.Status == StatusOK {
 		return
 	}
-	o.Err = outcomeErr(o.Status, o.RefusedBy, o.Reason, o.Error)
+	o.Err = settled(o.Status, o.Err, o.RefusedBy, o.Reason, o.Error)
 }
 
 func (r *BoundaryResult) settle() {
-	if r.Err != nil || r.Status == StatusOK || r.Status == "" {
+	if r.Status == StatusOK {
 		return
 	}
 	by := r.RefusedBy
 	if by == "" {
 		by = ByGuard
 	}
-	r.Err = outcomeErr(r.Status, by, r.Reason, r.Error)
+	r.Err = settled(r.Status, r.Err, by, r.Reason, r.Error)
+}
+
+// outcomeCode is the code of a refused or failed outcome as data for
+// script (the code field of its records), without building its Err: the
+// code of its Err, else what settle would give it; "" when it succeeded
+// or is pending.
+func outcomeCode(o Outcome) Code {
+	switch {
+	case o.Status != StatusRefused && o.Status != StatusFailed:
+		return ""
+	case o.Err != nil:
+		if c := CodeOf(o.Err); c != "" {
+			return c
+		}
+		if c := ctxCode(o.Err); c != "" {
+			return c
+		}
+		return CodeScript
+	case o.Status == StatusRefused:
+		return Code(o.RefusedBy)
+	}
+	return CodeScript
+}
+
+// settled is the Err of an outcome of status status (refused or failed)
+// whose error is err (nil: none yet): an *Error carrying status; a copy
+// when err is an *Error of another status, which may be shared.
+func settled(status Status, err error, by, reason, text string) error {
+	if status != StatusRefused && status != StatusFailed {
+		return err
+	}
+	if err == nil {
+		if status == StatusRefused {
+			return &Error{Code: Code(by), Status: status, Message: reason}
+		}
+		return &Error{Code: CodeScript, Status: status, Message: text}
+	}
+	return withStatus(status, err)
+}
+
+// withStatus is err as the error behind an outcome of status status.
+func withStatus(status Status, err error) *Error {
+	if e, ok := err.(*Error); ok {
+		if e.Status == status {
+			return e
+		}
+		c := *e
+		c.Status = status
+		return &c
+	}
+	code := CodeOf(err)
+	if code == "" {
+		code = ctxCode(err)
+	}
+	if code == "" {
+		code = CodeScript
+	}
+	return &Error{Code: code, Status: status, Message: err.Error(), Err: err}
 }
 
 // handlerErr is the failure of a method handler: "handler: TEXT", coded

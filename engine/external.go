@@ -24,10 +24,6 @@ import (
 // withholds the call, so the core never runs. :post and :post-fail hooks see
 // the real outcome when ToolEnd delivers it.
 
-// StatusPending is the outcome of invoke (and of ToolBegin) when the core
-// runs outside the process and has not run yet.
-const StatusPending = "pending"
-
 // entryToolOpen is the journal entry of a call ToolBegin left open: Key is
 // the harness's key of the call, Input the arguments as the harness gave
 // them, Value the arguments and marks that reached the core.
@@ -87,6 +83,12 @@ type openValue struct {
 // open under key (the harness's id of the call, unique in the session).
 // The call is journaled whether or not a turn is open.
 func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened {
+	op := i.toolBegin(ctx, c, key)
+	op.settle()
+	return op
+}
+
+func (i *Instance) toolBegin(ctx context.Context, c ToolCall, key string) Opened {
 	set, err := i.live()
 	if err != nil {
 		return Opened{Outcome: Outcome{Status: StatusFailed, Error: err.Error()}}
@@ -132,6 +134,12 @@ func (i *Instance) ToolBegin(ctx context.Context, c ToolCall, key string) Opened
 // never asked before running it), c is completed as a call of its own and
 // the error wraps ErrNoOpenCall; the outcome is valid either way.
 func (i *Instance) ToolEnd(ctx context.Context, c ToolCall, key string, result any, failure string) (Outcome, error) {
+	out, err := i.toolEnd(ctx, c, key, result, failure)
+	out.settle()
+	return out, err
+}
+
+func (i *Instance) toolEnd(ctx context.Context, c ToolCall, key string, result any, failure string) (Outcome, error) {
 	set, err := i.live()
 	if err != nil {
 		return Outcome{Status: StatusFailed, Error: err.Error()}, err

@@ -12,7 +12,9 @@ import (
 func TestGuardRunnerSameVerdicts(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
-		name, body, status, by, text string
+		name, body string
+		status     Status
+		by, text   string
 	}{
 		{"silent", `return nil`, StatusRefused, ByGuard, "returned without calling invoke or refuse"},
 		{"refuse", `return refuse("no thanks")`, StatusRefused, ByGuard, "no thanks"},
@@ -27,7 +29,7 @@ func TestGuardRunnerSameVerdicts(t *testing.T) {
 			e := testEngine(t, chainCfg, map[string]string{"g.lua": prog})
 			e.RegisterTool(echoTool("fs/read", "read"))
 			i := start(t, e, "a", "main")
-			check := func(kind, status, by, reason, errText string) {
+			check := func(kind string, status Status, by, reason, errText string) {
 				t.Helper()
 				if status != c.status || by != c.by || !strings.Contains(reason+errText, c.text) {
 					t.Errorf("%s guard: status %q by %q reason %q error %q; want %q by %q with %q", kind, status, by, reason, errText, c.status, c.by, c.text)

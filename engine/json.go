@@ -20,7 +20,7 @@ func putString(m map[string]any, k, v string) {
 // refused_by?, error?}. Fields that do not apply are absent (R4.11).
 func (o Outcome) Record() map[string]any {
 	m := make(map[string]any, 4)
-	m["status"] = o.Status
+	m["status"] = string(o.Status)
 	if o.Result != nil {
 		m["result"] = o.Result
 	}
@@ -34,6 +34,7 @@ func (o Outcome) Record() map[string]any {
 	putString(m, "reason", o.Reason)
 	putString(m, "refused_by", o.RefusedBy)
 	putString(m, "error", o.Error)
+	putString(m, "code", string(outcomeCode(o)))
 	return m
 }
 
@@ -47,6 +48,7 @@ func (o Outcome) MarshalJSON() ([]byte, error) {
 			m["diagnostics"] = o.Diagnostics
 		}
 	}
+	delete(m, "code") // over the wire, the code of the settled Err, as always
 	putString(m, "code", errCode(o.Err))
 	if o.Hidden {
 		m["hidden"] = true
@@ -72,7 +74,7 @@ func haltJSON(h *Halt) map[string]any {
 // MarshalJSON: {status, result?, reason?, refused_by?, error?, code?,
 // revision, call_id?, diagnostics?}.
 func (o MethodOutcome) MarshalJSON() ([]byte, error) {
-	m := map[string]any{"status": o.Status, "revision": o.Revision}
+	m := map[string]any{"status": string(o.Status), "revision": o.Revision}
 	if o.Status == StatusOK && o.Result != nil {
 		m["result"] = o.Result
 	}
@@ -97,7 +99,7 @@ func notesJSON(ns []Note) []Note {
 // MarshalJSON: {status, reason?, refused_by?, error?, code?, turn?,
 // round?, notes, continue, loop_end?}.
 func (r BoundaryResult) MarshalJSON() ([]byte, error) {
-	m := map[string]any{"status": r.Status, "notes": notesJSON(r.Notes), "continue": r.Continue}
+	m := map[string]any{"status": string(r.Status), "notes": notesJSON(r.Notes), "continue": r.Continue}
 	putString(m, "reason", r.Reason)
 	putString(m, "refused_by", r.RefusedBy)
 	putString(m, "error", r.Error)
@@ -124,7 +126,7 @@ func (r BoundaryResult) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON: {status, error?, code?, notes}.
 func (r CommandResult) MarshalJSON() ([]byte, error) {
-	m := map[string]any{"status": r.Status, "notes": notesJSON(r.Notes)}
+	m := map[string]any{"status": string(r.Status), "notes": notesJSON(r.Notes)}
 	putString(m, "error", r.Error)
 	putString(m, "code", errCode(r.Err))
 	return json.Marshal(m)

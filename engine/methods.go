@@ -55,7 +55,7 @@ type MethodCall struct {
 // handler:, reducer:, revision:, call-id:, stale-revision:, owner:,
 // method:, replay:).
 type MethodOutcome struct {
-	Status    string
+	Status    Status
 	Result    any
 	Reason    string
 	RefusedBy string
@@ -168,9 +168,11 @@ func fCallMethod(s *luabind.State) int {
 		s.L.Push(s.ToLua(out.Result))
 		return 1
 	case StatusRefused:
-		s.RaiseCoded(out.RefusedBy, "%s: %s", out.RefusedBy, out.Reason)
+		s.RaiseCause(out.Err, out.RefusedBy, "%s: %s", out.RefusedBy, out.Reason)
 	default:
-		s.RaiseCoded(string(CodeOf(out.Err)), "%s", out.Error)
+		// the failure's error goes with the raise as data: its frames are
+		// the call stack of the caller's failure (scriptErr)
+		s.RaiseCause(out.Err, string(CodeOf(out.Err)), "%s", out.Error)
 	}
 	return 0
 }

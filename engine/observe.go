@@ -41,15 +41,16 @@ func (e *Engine) ran(d *decl) {
 }
 
 // observeRegistrations names each declaration's form and tells the
-// observer of every registration of a registry just loaded.
+// observer, if any, of every registration of a registry just loaded.
+// The forms are named whether or not an observer watches: a failure's
+// Frames name them too.
 func (e *Engine) observeRegistrations(r *registry) {
-	if e.obs == nil {
-		return
-	}
 	var all []*decl
 	add := func(d *decl, form string) {
 		d.form = form
-		all = append(all, d)
+		if e.obs != nil {
+			all = append(all, d)
+		}
 	}
 	for _, d := range r.tools {
 		add(&d.decl, "define/tool")

@@ -12,7 +12,7 @@ import (
 // sorted key order under pairs().
 var (
 	callFields    = []string{"args", "attempt", "call_id", "harness", "instance", "marks", "path"}
-	outcomeFields = []string{"diagnostics", "error", "reason", "refused_by", "result", "status"}
+	outcomeFields = []string{"code", "diagnostics", "error", "reason", "refused_by", "result", "status"}
 )
 
 // The places of the fields in those lists (luabind.SetFieldAt).
@@ -27,7 +27,8 @@ const (
 )
 
 const (
-	outDiagnostics = iota
+	outCode = iota
+	outDiagnostics
 	outError
 	outReason
 	outRefusedBy
@@ -156,4 +157,5 @@ func fillOutcome(r *registry, t *lua.LTable, o Outcome) {
 	luabind.SetStringAt(t, outReason, "reason", o.Reason)
 	luabind.SetStringAt(t, outRefusedBy, "refused_by", o.RefusedBy)
 	luabind.SetStringAt(t, outError, "error", o.Error)
+	luabind.SetStringAt(t, outCode, "code", string(outcomeCode(o)))
 }

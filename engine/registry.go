@@ -246,7 +246,10 @@ func (r *registry) run(fr *frame, a luabind.Ambient, fn lua.LValue, nret int, ar
 	}
 	r.frames[len(r.frames)-1] = nil
 	r.frames = r.frames[:len(r.frames)-1]
-	return err
+	if err != nil {
+		return withFrames(fr, err)
+	}
+	return nil
 }
 
 // top is the frame of the running callback.

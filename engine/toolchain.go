@@ -14,12 +14,9 @@ import (
 	"github.com/attune-dev/attune/session"
 )
 
-// Outcome statuses and refusers (R4.11).
+// Refusers of the tool chain (R4.11): an Outcome's RefusedBy, and the Code
+// of its Err.
 const (
-	StatusOK      = "ok"
-	StatusRefused = "refused"
-	StatusFailed  = "failed"
-
 	ByCeiling     = "ceiling"
 	ByGuard       = "guard"
 	ByFloor       = "floor"
@@ -30,7 +27,7 @@ const (
 // Outcome is the result of one tool call (R4.11). Fields that do not apply
 // are zero.
 type Outcome struct {
-	Status      string
+	Status      Status
 	Result      any
 	Diagnostics []string
 	Reason      string
@@ -199,7 +196,7 @@ func hostOutcome(res any, err error, callID string) Outcome {
 
 // coreFailure is the outcome of a host core that failed with err.
 func coreFailure(err error, callID string) Outcome {
-	return Outcome{Status: StatusFailed, Error: err.Error(), Err: coreErr(err), CallID: callID}
+	return Outcome{Status: StatusFailed, Error: err.Error(), Err: withStatus(StatusFailed, coreErr(err)), CallID: callID}
 }
 
 // lookupTool finds a tool of the set for this instance and checks it
@@ -315,6 +312,7 @@ func (i *Instance) argsNotPlain(ss *sessionState, path, callID string, err error
 	if always || ss.journaling.Load() {
 		ss.journalBehind(session.Entry{Type: session.Tool, Path: path, CallID: callID, Status: StatusFailed, Error: ne.Message, Code: string(CodeNotPlain), NotPlain: "args"})
 	}
+	ne.Status = StatusFailed
 	return Outcome{Status: StatusFailed, Error: ne.Message, Err: ne, CallID: callID}
 }
 
@@ -329,6 +327,7 @@ func (i *Instance) resultNotPlain(ss *sessionState, q *session.QuickCall, err er
 	ne := notPlainErr("tool "+q.Path+": the core's result", "result", ee)
 	q.Status, q.Error, q.Result = StatusFailed, ne.Message, nil
 	_ = ss.journalQuick(q) // its arguments were checked, and it holds no other host value
+	ne.Status = StatusFailed
 	return Outcome{Status: StatusFailed, Error: ne.Message, Err: ne, CallID: q.CallID}
 }
 
@@ -887,16 +886,20 @@ func (c *chain) postFail(out Outcome) Outcome {
 }
 
 // failureTable is the failure record a :post-fail handler gets (docs/forms.md):
-// reason, by (the refused_by words; "error" when a step threw), hidden,
-// error; fields that do not apply are absent.
+// reason, by (the refused_by words; "error" when a step threw), code (the
+// failure's code, as data), hidden, error; fields that do not apply are
+// absent.
 func failureTable(st *luabind.State, out Outcome, hidden bool) *lua.LTable {
-	f := st.L.CreateTable(0, 4)
+	f := st.L.CreateTable(0, 5)
 	// keys in sorted order, so pairs() visits them identically everywhere
 	by := out.RefusedBy
 	if out.Status == StatusFailed {
 		by = "error"
 	}
 	f.RawSetString("by", lua.LString(by))
+	if c := outcomeCode(out); c != "" {
+		f.RawSetString("code", lua.LString(string(c)))
+	}
 	if out.Error != "" {
 		f.RawSetString("error", lua.LString(out.Error))
 	}
@@ -910,8 +913,11 @@ func failureTable(st *luabind.State, out Outcome, hidden bool) *lua.LTable {
 // outcomeTable converts an outcome for script; absent fields stay nil.
 func outcomeTable(st *luabind.State, o Outcome) *lua.LTable {
 	L := st.L
-	t := L.CreateTable(0, 4)
+	t := L.CreateTable(0, 5)
 	// keys in sorted order, so pairs() visits them identically everywhere
+	if c := outcomeCode(o); c != "" {
+		t.RawSetString("code", lua.LString(string(c)))
+	}
 	if o.Status == StatusOK {
 		d := st.NewList()
 		for _, s := range o.Diagnostics {
@@ -1036,7 +1042,7 @@ var (
 	}()
 )
 
-func statusLV(s string) lua.LValue {
+func statusLV(s Status) lua.LValue {
 	switch s {
 	case StatusOK:
 		return lvOK
@@ -1045,7 +1051,7 @@ func statusLV(s string) lua.LValue {
 	case StatusFailed:
 		return lvFailed
 	}
-	return lua.LString(s)
+	return lua.LString(string(s))
 }
 
 func number(n int) lua.LValue {

@@ -138,7 +138,7 @@ hook.tool("fs/deny", {post_fail = function(c, f) failures[#failures+1] = f end})
 	}
 	r := i.cur.Load().regs[0]
 	f, _ := r.st.FromLua(r.st.L.GetGlobal("failures"))
-	want := []any{map[string]any{"reason": "no way", "by": "guard", "hidden": true}}
+	want := []any{map[string]any{"reason": "no way", "by": "guard", "code": "guard", "hidden": true}} // R4.8: the code as data
 	if !reflect.DeepEqual(f, want) {
 		t.Fatalf("post-fail saw %#v", f)
 	}

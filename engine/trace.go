@@ -319,7 +319,7 @@ func cutText(s string, n int) string {
 }
 
 func (c *chain) traceHook(step string, h *hookDecl, k int, err error, diag string) {
-	st := TraceStep{Step: step, Index: k, Pattern: h.pattern, Verdict: StatusOK}
+	st := TraceStep{Step: step, Index: k, Pattern: h.pattern, Verdict: string(StatusOK)}
 	st.Registration = h.decl.registration()
 	st.Registration.Form, st.Registration.Pattern = "hook/tool", h.pattern
 	if err != nil {
@@ -332,7 +332,7 @@ func (c *chain) traceHook(step string, h *hookDecl, k int, err error, diag strin
 }
 
 func (c *chain) traceOut(step string, out Outcome) {
-	c.traceStep(TraceStep{Step: step, Verdict: out.Status, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error,
+	c.traceStep(TraceStep{Step: step, Verdict: string(out.Status), Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error,
 		Diagnostics: out.Diagnostics, Marks: append([]string{}, c.marks...)})
 }
 
@@ -341,7 +341,7 @@ func (i *Instance) traceCeiling(path string, out Outcome) {
 	if i.e.tracer == nil {
 		return
 	}
-	i.e.tracer(TraceStep{Instance: i.id, Path: path, Step: TraceCeiling, Verdict: out.Status, Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error})
+	i.e.tracer(TraceStep{Instance: i.id, Path: path, Step: TraceCeiling, Verdict: string(out.Status), Reason: out.Reason, RefusedBy: out.RefusedBy, Error: out.Error})
 }
 
 // traceBoundary tells of the registrations a boundary phase runs: its
@@ -385,7 +385,7 @@ func (b *bchain) traceGuard(gr *guardRun, out Outcome) {
 // traceHookRun tells what boundary hook h did: the notes it emitted, or
 // the error it threw.
 func (i *Instance) traceHookRun(kind, phase, callID string, k int, h *hookDecl, notes []Note, err error) {
-	st := TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceHook, Index: k, Verdict: StatusOK, Notes: notes}
+	st := TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceHook, Index: k, Verdict: string(StatusOK), Notes: notes}
 	st.Registration = h.decl.registration()
 	st.Registration.Form, st.Registration.Pattern = "hook/"+kind, phase
 	if err != nil {
@@ -402,6 +402,6 @@ func (i *Instance) traceBoundaryOut(kind, phase, callID string, res BoundaryResu
 	if kind == "round" && phase == "start" && res.Status == StatusOK && i.sess.Load().rp == nil { // a replay places nothing
 		i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: "round/start", Step: TracePlaced, Notes: res.Notes})
 	}
-	i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceOutcome, Verdict: res.Status,
+	i.e.tracer(TraceStep{Instance: i.id, CallID: callID, Path: kind + "/" + phase, Step: TraceOutcome, Verdict: string(res.Status),
 		Reason: res.Reason, RefusedBy: res.RefusedBy, Error: res.Error, Continue: res.Continue, HostContinue: hostContinue})
 }

@@ -98,7 +98,9 @@ func (dc *decoder) setField(en *session.Entry, key, v []byte, canon bool, member
 	case "t":
 		en.Type, ok = entryType(v)
 	case "status":
-		en.Status, ok = again(&dc.status, v)
+		var st string
+		st, ok = again(&dc.status, v)
+		en.Status = session.Status(st)
 	case "key":
 		en.Key, ok = str(v)
 	case "error":

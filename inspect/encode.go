@@ -24,7 +24,7 @@ func appendEvent(b []byte, ev *Event) []byte {
 	b = appendOpt(b, `,"owner":`, ev.Owner)
 	b = appendOpt(b, `,"name":`, ev.Name)
 	b = appendAnyOpt(b, `,"input":`, ev.Input)
-	b = appendOpt(b, `,"status":`, ev.Status)
+	b = appendOpt(b, `,"status":`, string(ev.Status))
 	b = appendOpt(b, `,"reason":`, ev.Reason)
 	b = appendOpt(b, `,"refused_by":`, ev.RefusedBy)
 	b = appendOpt(b, `,"refused_at":`, ev.RefusedAt)

@@ -106,13 +106,13 @@ type Event struct {
 	// a turn's input, a call's arguments, a method's input
 	Input any `json:"input,omitempty"`
 
-	Status      string   `json:"status,omitempty"`
-	Reason      string   `json:"reason,omitempty"`
-	RefusedBy   string   `json:"refused_by,omitempty"`
-	RefusedAt   string   `json:"refused_at,omitempty"`
-	Error       string   `json:"error,omitempty"`
-	Result      any      `json:"result,omitempty"`
-	Diagnostics []string `json:"diagnostics,omitempty"`
+	Status      engine.Status `json:"status,omitempty"`
+	Reason      string        `json:"reason,omitempty"`
+	RefusedBy   string        `json:"refused_by,omitempty"`
+	RefusedAt   string        `json:"refused_at,omitempty"`
+	Error       string        `json:"error,omitempty"`
+	Result      any           `json:"result,omitempty"`
+	Diagnostics []string      `json:"diagnostics,omitempty"`
 	// Rev is the owner's revision after a method call.
 	Rev int64 `json:"rev,omitempty"`
 	// Revs are session owners' revisions (turn ends) or what a session
@@ -644,15 +644,15 @@ func (b *builder) chain(en *session.Entry, marks []string, open bool) []Step {
 	steps := b.steps()
 	if by == engine.ByCeiling {
 		return append(steps, Step{Step: "ceiling", Verdict: "refuse", Reason: en.Reason, Recorded: true},
-			Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+			Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Recorded: true})
 	}
 	steps = append(steps, Step{Step: "ceiling", Verdict: "pass"})
 	switch by {
 	case engine.ByGuard:
 		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, At: en.RefusedAt, Guards: en.Guards, Recorded: true})
-		return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+		return append(steps, Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Recorded: true})
 	case engine.ByReentry, engine.ByRetryBudget:
-		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Guards: en.Guards, Recorded: true}, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+		steps = append(steps, Step{Step: "guards", Verdict: "refuse", Reason: en.Reason, Guards: en.Guards, Recorded: true}, Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Recorded: true})
 		return steps
 	}
 	if en.Status == engine.StatusFailed && !b.waitingFloor(en) && len(b.core) == 0 {
@@ -663,7 +663,7 @@ func (b *builder) chain(en *session.Entry, marks []string, open bool) []Step {
 				st.At = g.At
 			}
 		}
-		return append(steps, st, Step{Step: "outcome", Verdict: en.Status, Error: en.Error, Recorded: true})
+		return append(steps, st, Step{Step: "outcome", Verdict: string(en.Status), Error: en.Error, Recorded: true})
 	}
 	// the guards let the call through: the journal says how each did
 	// (a journal written before guards' verdicts were recorded does not)
@@ -683,10 +683,10 @@ func (b *builder) chain(en *session.Entry, marks []string, open bool) []Step {
 		steps = append(steps, Step{Step: "floor", Verdict: "pass", Marks: marks, Reason: "the default floor passes unmarked calls without being asked"})
 	}
 	if by == engine.ByFloor {
-		return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Recorded: true})
+		return append(steps, Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Recorded: true})
 	}
 	if open {
-		return append(steps, Step{Step: "core", Verdict: engine.StatusPending, Reason: "the agent runs the tool", Recorded: true})
+		return append(steps, Step{Step: "core", Verdict: string(engine.StatusPending), Reason: "the agent runs the tool", Recorded: true})
 	}
 	return b.after(steps, en, marks)
 }
@@ -703,19 +703,19 @@ func (b *builder) waitingFloor(en *session.Entry) bool {
 // after appends the core, the :post hooks and the outcome of a call.
 func (b *builder) after(steps []Step, en *session.Entry, marks []string) []Step {
 	if c, ok := take(&b.core, en); ok {
-		st := Step{Step: "core", Verdict: engine.StatusOK, Value: c.value, Recorded: true}
+		st := Step{Step: "core", Verdict: string(engine.StatusOK), Value: c.value, Recorded: true}
 		if c.err != "" {
-			st.Verdict, st.Error, st.Value = engine.StatusFailed, c.err, nil
+			st.Verdict, st.Error, st.Value = string(engine.StatusFailed), c.err, nil
 		}
 		steps = append(steps, st)
 	} else if en.Status != engine.StatusRefused {
-		st := Step{Step: "core", Verdict: en.Status, Value: en.Result, Error: en.Error}
+		st := Step{Step: "core", Verdict: string(en.Status), Value: en.Result, Error: en.Error}
 		steps = append(steps, st)
 	}
 	if len(en.Diagnostics) > 0 {
 		steps = append(steps, Step{Step: "post", Verdict: "ok", Value: en.Diagnostics, Recorded: true})
 	}
-	return append(steps, Step{Step: "outcome", Verdict: en.Status, Reason: en.Reason, Error: en.Error, Recorded: true})
+	return append(steps, Step{Step: "outcome", Verdict: string(en.Status), Reason: en.Reason, Error: en.Error, Recorded: true})
 }
 
 // toolUseID is the tool_use_id of the harness event a call's entry

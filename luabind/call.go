@@ -36,6 +36,10 @@ type ScriptError struct {
 	// (RaiseCoded: "grant", "memory", "stale-revision" ...), "" for an
 	// error a script raised itself.
 	Code string
+	// Inner is the host's error the function that raised the error gave
+	// (RaiseCause: a nested call's failure, as the host built it), nil
+	// otherwise. Unwrap does not reach it: the failure is the script's.
+	Inner error
 }
 
 func (e *ScriptError) Error() string { return e.Msg }
@@ -147,11 +151,11 @@ func (s *State) scriptError(err error, cause error) error {
 	case lua.LString:
 		se.Msg = string(v)
 		if raised != nil && raised.Value == nil && raised.Message == se.Msg {
-			se.Position, se.Code = raised.Position(), raised.Code
+			se.Position, se.Code, se.Inner = raised.Position(), raised.Code, raised.Cause
 		}
 		if api.Type == lua.ApiErrorPanic {
-			se.Msg = panicMessage(se.Msg, api.StackTrace)
-			se.Position = scriptFrame(api.StackTrace)
+			se.Position = strings.TrimSuffix(api.Where, ":")
+			se.Msg = panicMessage(se.Msg, se.Position, errors.Is(api.Cause, lua.ErrCallStackOverflow))
 		} else if f := s.L.TakeCallFault(); f != nil && f.Message == se.Msg {
 			se.Undefined = s.undefined(f)
 			se.Msg = se.Undefined.message(f)
@@ -170,7 +174,7 @@ func (s *State) scriptError(err error, cause error) error {
 		}
 		// error adds no position to a value that is not a string; the
 		// traceback still has where it was raised (R4.11)
-		where := scriptFrame(api.StackTrace)
+		where := strings.TrimSuffix(api.Where, ":")
 		if raised != nil && raised.Value == v {
 			where = raised.Position()
 		}
@@ -221,6 +225,13 @@ func (s *State) RaiseCoded(code, format string, args ...any) {
 	s.L.RaiseCoded(code, format, args...)
 }
 
+// RaiseCause is RaiseCoded for a library function that fails because of
+// a host error of its own, cause (a nested call's failure): the
+// ScriptError of the callback it fails carries it as Inner.
+func (s *State) RaiseCause(cause error, code, format string, args ...any) {
+	s.L.RaiseCause(cause, code, format, args...)
+}
+
 // Where returns "file:line:" of the script frame that called the current
 // Go function, or "".
 func (s *State) Where() string {
@@ -238,12 +249,12 @@ func describe(v lua.LValue) string {
 
 // panicMessage turns a Go panic that gopher-lua recovered while running
 // script (a runtime error inside the VM or in a Go function the script
-// called) into a script error at the script's current line: the innermost
-// script frame of the traceback, which the recovery took before it
-// unwound the stack. Without one, the message says so plainly.
-func panicMessage(msg, traceback string) string {
-	where := scriptFrame(traceback)
-	if strings.Contains(msg, "callstack overflow") {
+// called) into a script error at where ("file:line", the innermost script
+// frame when the error was recovered, lua.ApiError.Where). Without one, the
+// message says so plainly. overflow: the panic was a full call stack
+// (lua.ErrCallStackOverflow, the panic's Cause).
+func panicMessage(msg, where string, overflow bool) string {
+	if overflow {
 		// gopher-lua's call stack is full: Lua's "stack overflow"
 		msg = "stack overflow: calls nest too deep (a recursion that never ends?); end the recursion or use a loop"
 	} else {
@@ -253,33 +264,4 @@ func panicMessage(msg, traceback string) string {
 		return msg
 	}
 	return where + ": " + msg
-}
-
-// scriptFrame is "file:line" of the innermost script frame of a
-// traceback, or "".
-func scriptFrame(traceback string) string {
-	for _, line := range strings.Split(traceback, "\n") {
-		line = strings.TrimSpace(line)
-		i := strings.Index(line, ": in ")
-		if i <= 0 {
-			continue
-		}
-		pos := line[:i]
-		if c := strings.LastIndexByte(pos, ':'); c > 0 && isDigits(pos[c+1:]) {
-			return pos
-		}
-	}
-	return ""
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -68,7 +68,7 @@ func compile(file string, src []byte, done <-chan struct{}) (*lua.FunctionProto,
 			// a function over one of Lua's limits (locals, registers,
 			// constants, jumps): the line is where the function starts
 			msg := strings.TrimSpace(ce.Message)
-			if overLimit(msg) {
+			if ce.Limit {
 				where := "the function that starts here"
 				if ce.Line <= 0 {
 					where = "a function of this file"
@@ -81,13 +81,6 @@ func compile(file string, src []byte, done <-chan struct{}) (*lua.FunctionProto,
 	}
 	trim(proto)
 	return proto, nil
-}
-
-// overLimit reports whether a compile error of gopher-lua is one of Lua's
-// limits on a function (not a misplaced goto, break or '...').
-func overLimit(msg string) bool {
-	return strings.HasPrefix(msg, "too many") || strings.HasPrefix(msg, "register overflow") ||
-		strings.HasPrefix(msg, "too long to jump")
 }
 
 // lastLine is the number of the last line of src, where the parser

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	lua "github.com/attune-dev/attune/internal/lua"
@@ -208,14 +207,6 @@ func (c *dataCount) walk(v lua.LValue, depth int) *LimitError {
 		return err
 	}
 	return nil
-}
-
-// IsMemoryText reports whether a failure's text (after its position
-// prefix) is a memory failure: the watchdog's cancellation, or a bound's
-// "memory: ..." anywhere in a chain of prefixes ("propose: ...: memory: ").
-func IsMemoryText(t string) bool {
-	return strings.HasPrefix(t, ErrMemoryLimit.Error()[:len("cancelled: memory")]) ||
-		strings.HasPrefix(t, "memory: ") || strings.Contains(t, ": memory: ")
 }
 
 // LimitCode is the code of a failure over the data limits: "memory" for

@@ -104,7 +104,8 @@ func TestToLuaOverTheLimitsInAFunctionRaises(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := run(t, s, Callback, `host.give(24)`)
-	if !strings.Contains(err.Error(), "t.lua:1: host.give: value.a") || !IsMemoryText(strings.TrimPrefix(err.Error(), "t.lua:1: ")) {
+	var se *ScriptError
+	if !strings.Contains(err.Error(), "t.lua:1: host.give: value.a") || !errors.As(err, &se) || se.Code != "memory" || se.Position != "t.lua:1" {
 		t.Fatalf("got %v", err)
 	}
 }

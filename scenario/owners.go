@@ -13,7 +13,7 @@ import (
 func (r *runner) method(ctx context.Context, inst *engine.Instance, s *Step) *Got {
 	out := inst.Method(ctx, engine.MethodCall{Owner: s.Owner, Method: s.Method, Input: luabind.CopyPlain(s.Input),
 		CallID: s.CallID, HostAuthority: s.HostAuthority})
-	g := &Got{Status: out.Status, Result: out.Result, Reason: out.Reason, RefusedBy: out.RefusedBy,
+	g := &Got{Status: string(out.Status), Result: out.Result, Reason: out.Reason, RefusedBy: out.RefusedBy,
 		Error: out.Error, Diagnostics: out.Diagnostics, Revision: out.Revision, HasRevision: true}
 	if s.Expect != nil && s.Expect.HasState {
 		r.readState(ctx, inst, s.Owner, g)

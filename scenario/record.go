@@ -411,9 +411,9 @@ func textOf(v any) string {
 // outcomeExpect writes a recorded outcome as expectations. A journal
 // written before outcomes were recorded has no status: nothing is expected
 // then but that the step is ok.
-func outcomeExpect(s *recStep, status string, result any, errText, reason, by string) {
+func outcomeExpect(s *recStep, status engine.Status, result any, errText, reason, by string) {
 	if status != "" && status != engine.StatusOK {
-		s.expect["status"] = status
+		s.expect["status"] = string(status)
 	}
 	if status == engine.StatusOK && result != nil {
 		s.expect["result"] = result

@@ -390,7 +390,7 @@ func (r *runner) step(ctx context.Context, s *Step) *Got {
 		return r.reset(ctx, inst, s.Owner)
 	case "command":
 		res := inst.Command(ctx, s.Name, s.Text)
-		return &Got{Status: res.Status, Error: res.Error, Notes: notesGot(res.Notes)}
+		return &Got{Status: string(res.Status), Error: res.Error, Notes: notesGot(res.Notes)}
 	case "consume":
 		id := s.Note
 		if id == "last" {
@@ -465,9 +465,9 @@ func (r *runner) turn(ctx context.Context, inst *engine.Instance, s *Step) *Got 
 	g := &Got{Status: "ok"}
 	var tools []any
 	var notes []engine.Note
-	first := func(status, errText, reason string) {
+	first := func(status engine.Status, errText, reason string) {
 		if g.Status == "ok" && status != "ok" {
-			g.Status, g.Error, g.Reason = status, errText, reason
+			g.Status, g.Error, g.Reason = string(status), errText, reason
 			if status == "refused" {
 				g.RefusedBy = "guard"
 			}
@@ -534,7 +534,7 @@ func boundary(res engine.BoundaryResult, err error) *Got {
 	if err != nil {
 		return failedErr(err)
 	}
-	g := &Got{Status: res.Status, Error: res.Error, Reason: res.Reason, Continue: res.Continue, Notes: notesGot(res.Notes)}
+	g := &Got{Status: string(res.Status), Error: res.Error, Reason: res.Reason, Continue: res.Continue, Notes: notesGot(res.Notes)}
 	if res.Halt != nil {
 		g.Halted, g.HaltReason = true, res.Halt.Reason
 	}
@@ -546,7 +546,7 @@ func boundary(res engine.BoundaryResult, err error) *Got {
 
 // outcome reads a tool call's outcome.
 func outcome(o engine.Outcome) *Got {
-	g := &Got{Status: o.Status, Error: o.Error, Reason: o.Reason, RefusedBy: o.RefusedBy,
+	g := &Got{Status: string(o.Status), Error: o.Error, Reason: o.Reason, RefusedBy: o.RefusedBy,
 		Hidden: o.Hidden, Result: o.Result, Diagnostics: o.Diagnostics, Verdict: o.Verdict}
 	if o.Halt != nil {
 		g.Halted, g.HaltReason = true, o.Halt.Reason

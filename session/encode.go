@@ -45,7 +45,7 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 		b = appendString(b, e.Type)
 	}
 	if e.Status != "" {
-		b = rc.status.append(b, `,"status":`, e.Status)
+		b = rc.status.append(b, `,"status":`, string(e.Status))
 	}
 	var err error
 	if e.Value != nil {

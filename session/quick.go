@@ -12,7 +12,7 @@ import (
 type QuickCall struct {
 	Path   string
 	CallID string
-	Status string
+	Status Status
 	Error  string // the core's failure ("" when it answered)
 	Code   string // the call's error code (Entry.Code)
 	Args   any    // plain data
@@ -97,7 +97,7 @@ func appendQuick(b []byte, q *QuickCall, rc *encCache) ([]byte, [3]int, error) {
 
 	b = append(b, `{"t":"tool"`...)
 	if q.Status != "" {
-		b = rc.status.append(b, `,"status":`, q.Status)
+		b = rc.status.append(b, `,"status":`, string(q.Status))
 	}
 	if q.Args != nil {
 		b = append(b, `,"value":`...)

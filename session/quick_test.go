@@ -59,7 +59,7 @@ func TestQuickCallEncoding(t *testing.T) {
 	for round := range 3000 {
 		q := &QuickCall{Path: []string{"fs/read", "fs/read", "web/<get>", "x", ""}[rng.IntN(5)],
 			CallID: []string{"", "i-1/c" + strconv.Itoa(round), "c\"" + randString(rng)}[rng.IntN(3)],
-			Status: []string{"ok", "failed", ""}[rng.IntN(3)], Args: randPlain(rng, 0), Gen: rng.IntN(3)}
+			Status: []Status{"ok", "failed", ""}[rng.IntN(3)], Args: randPlain(rng, 0), Gen: rng.IntN(3)}
 		if rng.IntN(3) == 0 {
 			q.Error = "core: " + randString(rng)
 		} else {

@@ -47,12 +47,20 @@ const (
 	Trace = "trace"
 )
 
+// Status is what a step came to: "ok", "refused", "failed", or "pending"
+// (a tool call the harness runs, not run yet). The engine's outcomes carry
+// the same type (engine.Status); its JSON form is the word.
+type Status string
+
+// OK reports whether the step succeeded.
+func (s Status) OK() bool { return s == "ok" }
+
 // Entry is one journal record. Fields that do not apply are zero.
 type Entry struct {
 	Type   string `json:"t"`
 	Turn   int    `json:"turn,omitempty"`
 	Round  int    `json:"round,omitempty"`
-	Status string `json:"status,omitempty"`
+	Status Status `json:"status,omitempty"`
 
 	Input        any     `json:"input,omitempty"`
 	ContextFresh bool    `json:"context_fresh,omitempty"`

@@ -34,7 +34,7 @@ type Tracker interface {
 type Fact struct {
 	Type         string `json:"t"`
 	Round        int    `json:"round,omitempty"`
-	Status       string `json:"status,omitempty"`
+	Status       Status `json:"status,omitempty"`
 	Continue     bool   `json:"continue,omitempty"`
 	HostContinue bool   `json:"host_continue,omitempty"`
 	CallID       string `json:"call_id,omitempty"`

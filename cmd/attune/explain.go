@@ -301,7 +301,7 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 			w.steps(mine)
 		}
 	}
-	w.line("outcome: %s", explainOutcome(call.Status, call.RefusedBy, call.RefusedAt, call.Reason, call.Error))
+	w.line("outcome: %s", explainOutcome(string(call.Status), call.RefusedBy, call.RefusedAt, call.Reason, call.Error))
 	return 0
 }
 
@@ -424,15 +424,15 @@ func verdictText(v string) string {
 
 func explainOutcome(status, by, at, reason, errText string) string {
 	switch status {
-	case engine.StatusRefused:
+	case string(engine.StatusRefused):
 		s := "refused by the " + by
 		if at != "" {
 			s += " at " + at
 		}
 		return s + ": " + reason
-	case engine.StatusFailed:
+	case string(engine.StatusFailed):
 		return "failed: " + errText
-	case engine.StatusPending:
+	case string(engine.StatusPending):
 		return "allowed: the agent runs the tool"
 	}
 	return status
@@ -469,7 +469,7 @@ func why(a harness.Answer, steps []engine.TraceStep) string {
 		return "a guard rewrote the arguments, so the agent runs the call with the new ones"
 	case a.Decision == "block":
 		return "a behavior refused the prompt, or an activating note asks the agent to continue"
-	case out != nil && out.Verdict == engine.StatusPending:
+	case out != nil && out.Verdict == string(engine.StatusPending):
 		return "every guard invoked the rest of the chain and the floor let it through: attune has no objection, the agent decides as it would without attune"
 	}
 	return "no behavior objected: attune gives no decision"
@@ -514,7 +514,7 @@ func quietBoundariesOut(steps []engine.TraceStep) []engine.TraceStep {
 		if s.Step == engine.TraceBoundary && len(s.Registrations) == 0 {
 			quiet[s.CallID] = true
 		}
-		if s.Step == engine.TraceOutcome && s.Verdict != engine.StatusOK || s.Step == engine.TracePlaced && len(s.Notes) > 0 {
+		if s.Step == engine.TraceOutcome && s.Verdict != string(engine.StatusOK) || s.Step == engine.TracePlaced && len(s.Notes) > 0 {
 			delete(quiet, s.CallID)
 		}
 	}
@@ -597,9 +597,9 @@ func notesText(ns []engine.Note) string {
 func boundaryOutcome(s engine.TraceStep) string {
 	kind, phase, _ := strings.Cut(s.Path, "/")
 	switch {
-	case s.Verdict == engine.StatusRefused:
+	case s.Verdict == string(engine.StatusRefused):
 		return fmt.Sprintf("refused by the %s: %s (the %s does not open)", s.RefusedBy, s.Reason, kind)
-	case s.Verdict == engine.StatusFailed:
+	case s.Verdict == string(engine.StatusFailed):
 		return "failed: " + s.Error
 	case kind == "round" && phase == "end" && s.Continue && s.HostContinue:
 		return "ok; the loop continues: the host asked to"
@@ -623,7 +623,7 @@ func whyBoundary(a harness.Answer, steps []engine.TraceStep) string {
 		s := &steps[k]
 		switch s.Step {
 		case engine.TraceOutcome:
-			if s.Verdict == engine.StatusRefused && refused == nil {
+			if s.Verdict == string(engine.StatusRefused) && refused == nil {
 				refused = s
 			}
 			if s.Continue {
@@ -747,7 +747,7 @@ func explainBoundaryRecorded(ctx context.Context, cfgFlag, sess string, turn, ro
 			w.line("    note (%s, from %s at %s): %q: %s", n.Kind, n.Program, n.Phase, n.Text, state)
 			continue
 		}
-		line := "  " + boundaryName(ev) + ": " + ev.Status
+		line := "  " + boundaryName(ev) + ": " + string(ev.Status)
 		switch {
 		case ev.Status == engine.StatusRefused:
 			line += " by the " + ev.RefusedBy + ": " + ev.Reason

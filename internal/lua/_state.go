@@ -28,10 +28,14 @@ type ApiError struct {
 	StackTrace string
 	// Underlying error. This attribute is set only if the Type is ApiErrorFile or ApiErrorSyntax
 	Cause error
+	// attune: Where is "file:line:" of the innermost script frame when the
+	// error was recovered (where StackTrace starts), "" when none: the
+	// position as data, so no host reads it back from the traceback
+	Where string
 }
 
 func newApiError(code ApiErrorType, object LValue) *ApiError {
-	return &ApiError{code, object, "", nil}
+	return &ApiError{code, object, "", nil, ""}
 }
 
 func newApiErrorS(code ApiErrorType, message string) *ApiError {
@@ -39,7 +43,7 @@ func newApiErrorS(code ApiErrorType, message string) *ApiError {
 }
 
 func newApiErrorE(code ApiErrorType, err error) *ApiError {
-	return &ApiError{code, LString(err.Error()), "", err}
+	return &ApiError{code, LString(err.Error()), "", err, ""}
 }
 
 func (e *ApiError) Error() string {
@@ -289,7 +293,7 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 			cs.segments[cs.segIdx] = curSeg
 			cs.segSp = 0
 		} else {
-			panic("lua callstack overflow")
+			panic(ErrCallStackOverflow) // attune: the kind as data
 		}
 	}
 	curSeg.array[cs.segSp] = v
@@ -553,6 +557,7 @@ func newGlobal() *Global {
 func panicWithTraceback(L *LState) {
 	err := newApiError(ApiErrorRun, L.Get(-1))
 	err.StackTrace = L.stackTrace(0)
+	err.Where = L.recoveredWhere() // attune
 	panic(err)
 }
 
@@ -1832,10 +1837,14 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 			ls.closeUpvalues(base)
 			if _, ok := rcv.(*ApiError); !ok {
 				err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
+				if e, ok := rcv.(error); ok { // attune: a panic's error as data (ErrCallStackOverflow)
+					err.(*ApiError).Cause = e
+				}
 				if ls.Options.IncludeGoStackTrace {
 					buf := make([]byte, 4096)
 					runtime.Stack(buf, false)
 					err.(*ApiError).StackTrace = strings.Trim(string(buf), "\000") + "\n" + ls.stackTrace(0)
+					err.(*ApiError).Where = ls.recoveredWhere() // attune
 				}
 			} else {
 				err = rcv.(*ApiError)
@@ -1850,14 +1859,19 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 					if rcv != nil {
 						if _, ok := rcv.(*ApiError); !ok {
 							err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
+							if e, ok := rcv.(error); ok { // attune: a panic's error as data (ErrCallStackOverflow)
+								err.(*ApiError).Cause = e
+							}
 							if ls.Options.IncludeGoStackTrace {
 								buf := make([]byte, 4096)
 								runtime.Stack(buf, false)
 								err.(*ApiError).StackTrace = strings.Trim(string(buf), "\000") + ls.stackTrace(0)
+								err.(*ApiError).Where = ls.recoveredWhere() // attune
 							}
 						} else {
 							err = rcv.(*ApiError)
 							err.(*ApiError).StackTrace = ls.stackTrace(0)
+							err.(*ApiError).Where = ls.recoveredWhere() // attune
 						}
 						ls.stack.SetSp(sp)
 						ls.currentFrame = ls.stack.Last()
@@ -1868,6 +1882,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 				err = newApiError(ApiErrorError, ls.Get(-1))
 			} else if len(err.(*ApiError).StackTrace) == 0 {
 				err.(*ApiError).StackTrace = ls.stackTrace(0)
+				err.(*ApiError).Where = ls.recoveredWhere() // attune
 			}
 			ls.stack.SetSp(sp)
 			ls.currentFrame = ls.stack.Last()

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -110,6 +111,9 @@ type Raise struct {
 	// Value is the raised value when it is not a string (error({...})),
 	// whose message has no position: Where still says where it was raised.
 	Value LValue
+	// Cause is the host's error a host function raised the error for
+	// (RaiseCause), nil otherwise.
+	Cause error
 }
 
 // Position is Where without its trailing colon ("file.lua:12").
@@ -130,3 +134,40 @@ func (ls *LState) RaiseCoded(code, format string, args ...interface{}) {
 	ls.raiseCode = code
 	ls.raiseError(1, format, args...)
 }
+
+// RaiseCause is RaiseCoded for a host function that fails because of a
+// host error of its own (a nested call that failed): the Raise it records
+// carries cause as data, beside the code.
+func (ls *LState) RaiseCause(cause error, code, format string, args ...interface{}) {
+	message := format
+	if len(args) > 0 {
+		message = fmt.Sprintf(format, args...)
+	}
+	where := ls.where(0, true)
+	message = fmt.Sprintf("%v %v", where, message)
+	ls.raised = &Raise{Where: where, Message: message, Code: code, Cause: cause}
+	ls.raiseError(0, "%s", message) // level 0: the position is in message already
+}
+
+// recoveredWhere is "file:line:" of the innermost script frame that ran
+// an instruction, "" when there is none: where an error being recovered
+// happened (ApiError.Where), taken where its traceback is.
+func (ls *LState) recoveredWhere() string {
+	for level := 0; ; level++ {
+		dbg, ok := ls.GetStack(level)
+		if !ok {
+			return ""
+		}
+		cf := dbg.frame
+		proto := cf.Fn.Proto
+		if cf.Fn.IsG || proto == nil || cf.Pc < 1 || cf.Pc > len(proto.DbgSourcePositions) {
+			continue
+		}
+		return fmt.Sprintf("%v:%v:", proto.SourceName, proto.DbgSourcePositions[cf.Pc-1])
+	}
+}
+
+// ErrCallStackOverflow is the panic of a call that found the call stack
+// full (attune: a value, where upstream panics with a string); PCall
+// recovers it as an ApiErrorPanic whose Cause it is.
+var ErrCallStackOverflow = errors.New("lua callstack overflow")

@@ -114,6 +114,12 @@ func raiseCompileError(context *funcContext, line int, format string, args ...in
 	panic(&CompileError{context: context, Line: line, Message: msg})
 }
 
+// raiseLimitError is raiseCompileError for a function over one of Lua's
+// limits (attune: CompileError.Limit).
+func raiseLimitError(context *funcContext, line int, msg string) {
+	panic(&CompileError{context: context, Line: line, Message: msg, Limit: true})
+}
+
 func isVarArgReturnExpr(expr ast.Expr) bool {
 	switch ex := expr.(type) {
 	case *ast.FuncCallExpr:
@@ -165,6 +171,10 @@ type CompileError struct { // {{{
 	context *funcContext
 	Line    int
 	Message string
+	// attune: Limit is set when the function starting at Line is over one
+	// of Lua's limits (locals, registers, constants, the reach of a jump),
+	// as data, so a host does not read it from Message
+	Limit bool
 }
 
 func (e *CompileError) Error() string {
@@ -529,7 +539,7 @@ func (fc *funcContext) ConstIndex(value LValue) int {
 	fc.Proto.Constants = append(fc.Proto.Constants, value)
 	v := len(fc.Proto.Constants) - 1
 	if v > opMaxArgBx {
-		raiseCompileError(fc, fc.Proto.LineDefined, "too many constants")
+		raiseLimitError(fc, fc.Proto.LineDefined, "too many constants")
 	}
 	return v
 }
@@ -604,7 +614,7 @@ func (fc *funcContext) EndScope() {
 
 func (fc *funcContext) SetRegTop(top int) {
 	if top > maxRegisters {
-		raiseCompileError(fc, fc.Proto.LineDefined, "too many local variables")
+		raiseLimitError(fc, fc.Proto.LineDefined, "too many local variables")
 	}
 	fc.regTop = top
 }
@@ -1394,7 +1404,7 @@ func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *e
 	context.Proto.LineDefined = sline(funcexpr)
 	context.Proto.LastLineDefined = eline(funcexpr)
 	if len(funcexpr.ParList.Names) > maxRegisters {
-		raiseCompileError(context, context.Proto.LineDefined, "register overflow")
+		raiseLimitError(context, context.Proto.LineDefined, "register overflow")
 	}
 	context.Proto.NumParameters = uint8(len(funcexpr.ParList.Names))
 	if ec.ctype == ecMethod {
@@ -1935,7 +1945,7 @@ func patchCode(context *funcContext) { // {{{
 				d := context.GetLabelPc(opGetArgSbx(jmp)) - pc
 				if d > opMaxArgSbx {
 					if distance == 0 {
-						raiseCompileError(context, context.Proto.LineDefined, "too long to jump.")
+						raiseLimitError(context, context.Proto.LineDefined, "too long to jump.")
 					}
 					break
 				}
@@ -1966,7 +1976,7 @@ func patchCode(context *funcContext) { // {{{
 	}
 	maxreg++
 	if maxreg > maxRegisters {
-		raiseCompileError(context, context.Proto.LineDefined, "register overflow(too many local variables)")
+		raiseLimitError(context, context.Proto.LineDefined, "register overflow(too many local variables)")
 	}
 	context.Proto.NumUsedRegisters = uint8(maxreg)
 } // }}}

@@ -151,10 +151,16 @@ func (s *Server) Kill() {
 	if err != nil {
 		s.t.Fatalf("pgtest: postmaster.pid: %v", err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	p, err := os.FindProcess(pid)
+	if err == nil {
+		err = p.Kill() // SIGKILL
+	}
+	if err != nil {
 		s.t.Fatal(err)
 	}
-	for end := time.Now().Add(5 * time.Second); syscall.Kill(pid, 0) == nil && time.Now().Before(end); {
+	// signal 0 asks whether it still runs (where signals exist; elsewhere
+	// the first answer is an error and the wait ends)
+	for end := time.Now().Add(5 * time.Second); p.Signal(syscall.Signal(0)) == nil && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}
 }

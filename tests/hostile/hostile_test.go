@@ -178,7 +178,7 @@ func runChild(name string) int {
 		out := i.Tool(ctx, engine.ToolCall{Path: "hog/run"})
 		res.Calls = n
 		if out.Status != engine.StatusOK {
-			res.Status, res.Error = out.Status, out.Error
+			res.Status, res.Error = string(out.Status), out.Error
 			break
 		}
 	}
