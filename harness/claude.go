@@ -11,8 +11,13 @@ import (
 func Claude() Dialect {
 	return Dialect{name: "claude", kinds: []map[string]Kind{claudeKinds}, pre: "PreToolUse",
 		caps:  Caps{Ask: true, Halt: true, ReplaceResult: true, WithholdResult: true},
-		tools: "claude", mcp: true, effects: claudeEffects, fields: true,
-		parse: parseClaude, render: renderClaude}
+		tools: "claude", mcp: true, parse: parseClaude, render: renderClaude, fields: true,
+		effects: map[string][]string{
+			"read":    {"Read", "Grep", "Glob", "LS"},
+			"write":   {"Edit", "Write", "MultiEdit", "NotebookEdit"},
+			"exec":    {"Bash"},
+			"network": {"WebFetch", "WebSearch"},
+			"spawn":   {"Task", "Agent"}}}
 }
 
 // claudeInput is the union of Claude Code's hook inputs.
@@ -54,15 +59,6 @@ var claudeKinds = map[string]Kind{
 	"PostToolBatch":     Other,
 }
 
-// claudeEffects are Claude Code's built-in tools'.
-var claudeEffects = map[string]string{
-	"Read": "read", "Grep": "read", "Glob": "read", "LS": "read",
-	"Edit": "write", "Write": "write", "MultiEdit": "write", "NotebookEdit": "write",
-	"Bash":     "exec",
-	"WebFetch": "network", "WebSearch": "network",
-	"Task": "spawn", "Agent": "spawn",
-}
-
 // parseClaude reads an event in Claude Code's format (Codex's too).
 func parseClaude(d Dialect, data []byte) (Event, error) {
 	var in claudeInput
@@ -100,12 +96,7 @@ func renderClaude(ev Event, a Answer) []byte {
 	specific := map[string]any{}
 	switch ev.Kind {
 	case ToolPre:
-		if a.Decision != "" {
-			specific["permissionDecision"] = a.Decision
-			if a.Reason != "" {
-				specific["permissionDecisionReason"] = a.Reason
-			}
-		}
+		putPermission(specific, a)
 		if a.UpdatedInput != nil {
 			specific["updatedInput"] = a.UpdatedInput
 		}
@@ -139,4 +130,15 @@ func renderClaude(ev Event, a Answer) []byte {
 		out["hookSpecificOutput"] = specific
 	}
 	return marshal(out)
+}
+
+// putPermission writes a tool call's decision into m as Claude Code names
+// it (Copilot CLI reads the same names, top level).
+func putPermission(m map[string]any, a Answer) {
+	if a.Decision != "" {
+		m["permissionDecision"] = a.Decision
+		if a.Reason != "" {
+			m["permissionDecisionReason"] = a.Reason
+		}
+	}
 }

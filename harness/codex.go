@@ -18,8 +18,8 @@ package harness
 func Codex() Dialect {
 	return Dialect{name: "codex", kinds: []map[string]Kind{codexKinds}, pre: "PreToolUse",
 		caps:  Caps{RewriteAllow: true},
-		tools: "codex", mcp: true, effects: map[string]string{"Bash": "exec", "apply_patch": "write"},
-		parse: parseClaude, render: renderClaude}
+		tools: "codex", mcp: true, parse: parseClaude, render: renderClaude,
+		effects: map[string][]string{"exec": {"Bash"}, "write": {"apply_patch"}}}
 }
 
 var codexKinds = map[string]Kind{

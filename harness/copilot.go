@@ -28,8 +28,13 @@ import (
 func Copilot() Dialect {
 	return Dialect{name: "copilot", kinds: []map[string]Kind{copilotKinds, claudeKinds}, pre: "preToolUse",
 		caps:  Caps{Ask: true, RewriteAllow: true},
-		tools: "copilot", mcp: true, effects: copilotEffects, callID: "copilot",
-		parse: parseCopilot, render: renderCopilot}
+		tools: "copilot", mcp: true, parse: parseCopilot, render: renderCopilot, callID: "copilot",
+		effects: map[string][]string{
+			"exec":    {"bash", "write_bash", "read_bash", "stop_bash"},
+			"read":    {"view", "glob", "grep", "rg"},
+			"write":   {"edit", "create", "str_replace_editor"},
+			"network": {"web_fetch"},
+			"spawn":   {"task"}}}
 }
 
 var copilotKinds = map[string]Kind{
@@ -48,15 +53,6 @@ var copilotKinds = map[string]Kind{
 	"permissionRequest":   Other,
 	// of Claude Code's spelling (claudeKinds), the one it does not act on
 	"SubagentStart": Other,
-}
-
-// copilotEffects are Copilot CLI's built-in tools'.
-var copilotEffects = map[string]string{
-	"bash": "exec", "write_bash": "exec", "read_bash": "exec", "stop_bash": "exec",
-	"view": "read", "glob": "read", "grep": "read", "rg": "read",
-	"edit": "write", "create": "write", "str_replace_editor": "write",
-	"web_fetch": "network",
-	"task":      "spawn",
 }
 
 // copilotTools are Copilot's own names of the tools its snake_case events
@@ -195,12 +191,7 @@ func renderCopilot(ev Event, a Answer) []byte {
 	out := map[string]any{}
 	switch ev.Kind {
 	case ToolPre:
-		if a.Decision != "" {
-			out["permissionDecision"] = a.Decision
-			if a.Reason != "" {
-				out["permissionDecisionReason"] = a.Reason
-			}
-		}
+		putPermission(out, a)
 		if a.UpdatedInput != nil && a.Decision != "deny" {
 			out["modifiedArgs"] = a.UpdatedInput
 		}

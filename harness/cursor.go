@@ -23,8 +23,12 @@ import (
 // events: the call is denied with the rewrite in the message.
 func Cursor() Dialect {
 	return Dialect{name: "cursor", kinds: []map[string]Kind{cursorKinds}, pre: "preToolUse",
-		caps: Caps{Ask: true}, toolPath: cursorToolPath, effects: cursorEffects, callID: "cursor",
-		parse: parseCursor, render: renderCursor}
+		caps: Caps{Ask: true}, toolPath: cursorToolPath, parse: parseCursor, render: renderCursor, callID: "cursor",
+		effects: map[string][]string{
+			"exec":    {"Shell", "run_terminal_cmd"},
+			"read":    {"Read", "read_file", "Grep", "grep", "codebase_search", "list_dir", "file_search", "glob_file_search"},
+			"write":   {"Edit", "Write", "edit_file", "search_replace", "delete_file", "MultiEdit"},
+			"network": {"web_search", "WebSearch", "WebFetch"}}}
 }
 
 var cursorKinds = map[string]Kind{
@@ -48,16 +52,6 @@ var cursorKinds = map[string]Kind{
 	"subagentStart":        Other,
 	"beforeTabFileRead":    Other,
 	"afterTabFileEdit":     Other,
-}
-
-// cursorEffects are Cursor's tools', its specific events' (Shell, Read,
-// Edit) among them.
-var cursorEffects = map[string]string{
-	"Shell": "exec", "run_terminal_cmd": "exec",
-	"Read": "read", "read_file": "read", "Grep": "read", "grep": "read", "codebase_search": "read",
-	"list_dir": "read", "file_search": "read", "glob_file_search": "read",
-	"Edit": "write", "Write": "write", "edit_file": "write", "search_replace": "write", "delete_file": "write", "MultiEdit": "write",
-	"web_search": "network", "WebSearch": "network", "WebFetch": "network",
 }
 
 // cursorToolPath is cursor/NAME; an MCP tool (MCP:NAME) mcp/cursor/NAME,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -30,9 +31,9 @@ type Dialect struct {
 	tools    string
 	mcp      bool
 	toolPath func(tool string) string
-	// effects are the built-in tools' effects, when the configuration
-	// does not name them ([harness.NAME.tools]).
-	effects map[string]string
+	// effects are the built-in tools of each effect, for a tool the
+	// configuration does not name ([harness.NAME.tools]).
+	effects map[string][]string
 	// callID is the prefix of the ids made for the calls of an agent that
 	// gives a tool call none ("": it gives one): a call's events are
 	// matched by the tool and its arguments.
@@ -80,8 +81,10 @@ func (d Dialect) ToolPath(tool string) string {
 
 // Effects are a tool's effects when the configuration does not name them.
 func (d Dialect) Effects(tool string) []string {
-	if e, ok := d.effects[tool]; ok {
-		return []string{e}
+	for effect, tools := range d.effects {
+		if slices.Contains(tools, tool) {
+			return []string{effect}
+		}
 	}
 	return nil
 }

@@ -28,8 +28,12 @@ import "encoding/json"
 func Gemini() Dialect {
 	return Dialect{name: "gemini", kinds: []map[string]Kind{geminiKinds}, pre: "BeforeTool",
 		caps:  Caps{RewriteAlone: true},
-		tools: "gemini", mcp: true, effects: geminiEffects, callID: "gemini",
-		parse: parseGemini, render: renderGemini}
+		tools: "gemini", mcp: true, parse: parseGemini, render: renderGemini, callID: "gemini",
+		effects: map[string][]string{
+			"read":    {"read_file", "read_many_files", "glob", "search_file_content", "grep_search", "list_directory", "ls"},
+			"write":   {"write_file", "replace", "edit"},
+			"exec":    {"run_shell_command"},
+			"network": {"web_fetch", "google_web_search"}}}
 }
 
 var geminiKinds = map[string]Kind{
@@ -44,15 +48,6 @@ var geminiKinds = map[string]Kind{
 	"AfterModel":          Other,
 	"BeforeToolSelection": Other,
 	"Notification":        Other,
-}
-
-// geminiEffects are Gemini CLI's built-in tools'.
-var geminiEffects = map[string]string{
-	"read_file": "read", "read_many_files": "read", "glob": "read", "search_file_content": "read",
-	"grep_search": "read", "list_directory": "read", "ls": "read",
-	"write_file": "write", "replace": "write", "edit": "write",
-	"run_shell_command": "exec",
-	"web_fetch":         "network", "google_web_search": "network",
 }
 
 type geminiInput struct {

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// serveRuntime starts harness.Runtime.Serve in this process on a free loopback
+// serveRuntime starts Serve in this process on a free loopback
 // port with o, a guard refusing rm -rf, and returns the URL.
 func serveRuntime(t *testing.T, o ServeOptions) (*harness.Runtime, string) {
 	t.Helper()

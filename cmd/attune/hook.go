@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/harness"
 	"github.com/attune-dev/attune/hook"
 )
@@ -244,51 +243,14 @@ func hookServeSocketCmd(args []string, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	cwd, _ := os.Getwd()
-	path, err := harness.FindConfig(*cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
-	if err == nil {
-		path, err = filepath.Abs(path)
-	}
-	var cfg *config.Config
-	if err == nil {
-		cfg, err = config.Load(path)
-	}
-	var ident string
-	if err == nil {
-		ident, err = harness.Identity(cfg)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook serve:", err)
-		return 1
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ln, err := harness.ListenWarm(path)
+	err := hook.ServeSocket(ctx, hook.SocketOptions{Config: *cfgFlag, Timeout: *timeout, Idle: *idle, MaxWarm: *maxWarm, Stderr: stderr})
 	if err != nil {
 		fmt.Fprintln(stderr, "attune hook serve:", err)
 		if errors.Is(err, harness.ErrWarmRunning) {
 			return 0
 		}
-		return 1
-	}
-	defer ln.Close()
-	rt, err := harness.New(ctx, cfg, harness.Options{Warm: true, Stderr: stderr})
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook serve:", err)
-		return 1
-	}
-	defer rt.Close()
-	fmt.Fprintf(stderr, "attune hook serve: answering the command hooks of %s on %s\n", path, ln.Path)
-	err = rt.ServeWarm(ctx, ln, harness.WarmOptions{Timeout: *timeout, Idle: *idle, MaxWarm: *maxWarm, Ident: ident, Config: path,
-		Recheck: func() (string, error) {
-			c, err := config.Load(path)
-			if err != nil {
-				return "", err
-			}
-			return harness.Identity(c)
-		}})
-	if err != nil {
-		fmt.Fprintln(stderr, "attune hook serve:", err)
 		return 1
 	}
 	return 0
