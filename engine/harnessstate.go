@@ -29,6 +29,12 @@ func OpenStore(ctx context.Context, cfg *config.Config) (Store, error) {
 // NewMemoryStore is an empty store in memory (a dry run, a test).
 func NewMemoryStore() Store { return store.NewMemory() }
 
+// ScratchStore is a store that reads base and writes only to memory:
+// what a dry run (`attune explain`, a replay of a stored session) runs
+// against, so that base is never changed. Closing it closes nothing of
+// base.
+func ScratchStore(base Store) Store { return store.Scratch(base) }
+
 // SessionFlag is what a harness keeps of a session between its events,
 // beside the session's instance: each is one text, or none.
 type SessionFlag string

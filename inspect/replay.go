@@ -8,15 +8,14 @@ import (
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/harness"
-	"github.com/attune-dev/attune/store"
 )
 
 // ReplayOn replays every instance of the timeline's session against its
 // pin, on a scratch copy of st (nothing is written to st), with cfg's
 // packs, and says where the replay first differed from the journal. trace,
 // when set, hears every step of every chain the replay runs.
-func ReplayOn(ctx context.Context, cfg *config.Config, st store.Store, t *Timeline, trace engine.Tracer) (*Replay, error) {
-	eng, err := engine.New(ctx, engine.Options{Config: cfg, Store: Scratch(st), Trace: trace})
+func ReplayOn(ctx context.Context, cfg *config.Config, st engine.Store, t *Timeline, trace engine.Tracer) (*Replay, error) {
+	eng, err := engine.New(ctx, engine.Options{Config: cfg, Store: engine.ScratchStore(st), Trace: trace})
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
-	"github.com/attune-dev/attune/store"
 )
 
 //go:embed assets
@@ -27,7 +26,7 @@ var assets embed.FS
 // is not a loopback address (a page of another site resolving its name to
 // 127.0.0.1), is answered 403.
 type Server struct {
-	st    store.Store
+	st    engine.Store
 	token string
 	cfg   *config.Config // for replays; nil: none
 
@@ -52,7 +51,7 @@ func NewToken() string {
 // NewServer serves the sessions of st under the token. With cfg (the
 // configuration the sessions ran with) the page can replay a session
 // (api/replay) on a scratch copy of st.
-func NewServer(st store.Store, token string, cfg *config.Config) *Server {
+func NewServer(st engine.Store, token string, cfg *config.Config) *Server {
 	return &Server{st: st, token: token, cfg: cfg, cache: map[string]*cached{}}
 }
 

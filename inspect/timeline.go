@@ -17,7 +17,6 @@ import (
 
 	"github.com/attune-dev/attune/engine"
 	"github.com/attune-dev/attune/session"
-	"github.com/attune-dev/attune/store"
 )
 
 // DefaultLimit is how many events a page holds unless asked otherwise;
@@ -194,7 +193,7 @@ type Session struct {
 
 // Sessions lists the sessions of a store with their instances and the
 // length of each journal.
-func Sessions(ctx context.Context, st store.Store) ([]Session, error) {
+func Sessions(ctx context.Context, st engine.Store) ([]Session, error) {
 	list, err := engine.ListSessions(ctx, st)
 	if err != nil {
 		return nil, err
@@ -217,7 +216,7 @@ func Sessions(ctx context.Context, st store.Store) ([]Session, error) {
 // Load reads a session (a session id or an instance id) and builds its
 // whole timeline; Page cuts it. Each journal is read in chunks and decoded
 // with its host values left as the JSON they were journaled as.
-func Load(ctx context.Context, st store.Store, id string) (*Timeline, error) {
+func Load(ctx context.Context, st engine.Store, id string) (*Timeline, error) {
 	sess, insts, err := findSession(ctx, st, id)
 	if err != nil {
 		return nil, err
@@ -267,7 +266,7 @@ type journalReader struct {
 	free   chan []session.Entry
 }
 
-func readJournal(ctx context.Context, st store.Store, sess, inst string) *journalReader {
+func readJournal(ctx context.Context, st engine.Store, sess, inst string) *journalReader {
 	out := make(chan chunk, 1)
 	r := &journalReader{chunks: out, free: make(chan []session.Entry, 2)}
 	r.free <- make([]session.Entry, readChunk)
@@ -321,7 +320,7 @@ func (r *journalReader) stop() {
 
 // findSession finds the instances of a session id, or the instance of an
 // instance id, and its session.
-func findSession(ctx context.Context, st store.Store, id string) (string, []engine.InstanceInfo, error) {
+func findSession(ctx context.Context, st engine.Store, id string) (string, []engine.InstanceInfo, error) {
 	list, err := engine.ListSessions(ctx, st)
 	if err != nil {
 		return "", nil, err

@@ -99,7 +99,7 @@ func packagesNamedNowhere(doc string, pkgs []string) []string {
 // store package, in any file of any build.
 func TestAdaptersDoNotImportStore(t *testing.T) {
 	const storePkg = "github.com/attune-dev/attune/store"
-	for _, pkg := range []string{"hook", "harness", "mcpproxy", "server"} {
+	for _, pkg := range []string{"hook", "harness", "mcpproxy", "server", "inspect"} {
 		files, err := filepath.Glob(filepath.Join("..", pkg, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("%s: no Go files (%v)", pkg, err)

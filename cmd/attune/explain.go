@@ -115,7 +115,7 @@ func explainEvent(ctx context.Context, d harness.Dialect, cfgFlag string, stdin 
 	var mu sync.Mutex
 	var steps []engine.TraceStep
 	var warn strings.Builder
-	rt, err := harness.New(ctx, cfg, harness.Options{Store: inspect.Scratch(base), DryRun: true, Stderr: &warn,
+	rt, err := harness.New(ctx, cfg, harness.Options{Store: engine.ScratchStore(base), DryRun: true, Stderr: &warn,
 		Trace: func(s engine.TraceStep) { mu.Lock(); steps = append(steps, s); mu.Unlock() }})
 	if err != nil {
 		fmt.Fprintf(stderr, "attune explain %s: %v\n", d.Name(), err)

@@ -1,12 +1,10 @@
-package inspect
+package store
 
 import (
 	"context"
 	"errors"
 	"sort"
 	"sync"
-
-	"github.com/attune-dev/attune/store"
 )
 
 // Scratch returns a store that reads base and writes only to memory: what
@@ -15,13 +13,13 @@ import (
 // entries, not its call records: a call record of base is still found
 // there); records and blobs are read from memory first, then from base.
 // Closing it closes neither base nor anything base holds.
-func Scratch(base store.Store) store.Store {
-	return &scratch{base: base, mem: store.NewMemory(), logs: map[string]bool{}, recs: map[string]bool{}, gone: map[string]bool{}}
+func Scratch(base Store) Store {
+	return &scratch{base: base, mem: NewMemory(), logs: map[string]bool{}, recs: map[string]bool{}, gone: map[string]bool{}}
 }
 
 type scratch struct {
-	base store.Store
-	mem  store.Store
+	base Store
+	mem  Store
 
 	mu   sync.Mutex
 	logs map[string]bool // logs copied into mem
@@ -51,7 +49,7 @@ func (s *scratch) GetRecord(ctx context.Context, kind, key string) ([]byte, erro
 	mine, gone := s.recs[rk(kind, key)], s.gone[rk(kind, key)]
 	s.mu.Unlock()
 	if gone {
-		return nil, store.ErrNotFound
+		return nil, ErrNotFound
 	}
 	if mine {
 		return s.mem.GetRecord(ctx, kind, key)
@@ -70,7 +68,7 @@ func (s *scratch) own(ctx context.Context, kind, key string) error {
 	v, err := s.base.GetRecord(ctx, kind, key)
 	if err == nil {
 		err = s.mem.PutRecord(ctx, kind, key, v)
-	} else if errors.Is(err, store.ErrNotFound) {
+	} else if errors.Is(err, ErrNotFound) {
 		err = nil
 	}
 	if err == nil {
@@ -170,22 +168,22 @@ func (s *scratch) copied(log string) bool {
 	return s.logs[log]
 }
 
-func (s *scratch) Append(ctx context.Context, log string, expected int64, entries [][]byte, call *store.CallRecord) (int64, error) {
+func (s *scratch) Append(ctx context.Context, log string, expected int64, entries [][]byte, call *CallRecord) (int64, error) {
 	if err := s.ownLog(ctx, log); err != nil {
 		return 0, err
 	}
 	if call != nil {
 		if rec, err := s.base.GetCall(ctx, log, call.ID); err == nil {
 			if string(rec.Input) == string(call.Input) {
-				return 0, &store.CallExistsError{Record: rec}
+				return 0, &CallExistsError{Record: rec}
 			}
-			return 0, store.ErrCallConflict
+			return 0, ErrCallConflict
 		}
 	}
 	return s.mem.Append(ctx, log, expected, entries, call)
 }
 
-func (s *scratch) Read(ctx context.Context, log string, after int64, limit int) ([]store.Entry, error) {
+func (s *scratch) Read(ctx context.Context, log string, after int64, limit int) ([]Entry, error) {
 	if s.copied(log) {
 		return s.mem.Read(ctx, log, after, limit)
 	}
@@ -213,7 +211,7 @@ func (s *scratch) DeleteLog(ctx context.Context, log string) error {
 	return s.mem.DeleteLog(ctx, log)
 }
 
-func (s *scratch) GetCall(ctx context.Context, log, id string) (store.CallRecord, error) {
+func (s *scratch) GetCall(ctx context.Context, log, id string) (CallRecord, error) {
 	if rec, err := s.mem.GetCall(ctx, log, id); err == nil {
 		return rec, nil
 	}
