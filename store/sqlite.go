@@ -225,10 +225,10 @@ func sqliteDSN(abs, sync, extra string) string {
 }
 
 // sqliteReadPragmas are the read-only connections' own settings: they
-// write nothing (query_only) and map the database file into memory (up to
-// 1 GiB), so that a page of it is read without a pread and a copy: a read
-// of a journal of 100k entries touches a few thousand pages.
-const sqliteReadPragmas = "&_pragma=query_only(1)&_pragma=mmap_size(1073741824)"
+// write nothing. (A memory-mapped file, mmap_size, spared a read of 100k
+// entries its preads but no measurable time, and turns an I/O error or a
+// file shrunk by another process into a signal, so it is not used.)
+const sqliteReadPragmas = "&_pragma=query_only(1)"
 
 // sqliteHeader is what the first 100 bytes of a SQLite file, its
 // database header, say of it (sqlite.org/fileformat.html).
@@ -844,7 +844,9 @@ func (s *SQLite) read(ctx context.Context, log string, after int64, limit int) (
 const readPrealloc = 1 << 14
 
 // entryArena holds the bytes of the entries of one read, in blocks that
-// double from entryBlockMin up to entryBlockMax bytes. Each entry's Data
+// double from entryBlockMin up to entryBlockMax bytes (the largest of the
+// allocator's small size classes: a larger block is a fresh span of the
+// heap, zeroed, and costs more than the allocations it saves). Each entry's Data
 // is a slice of a block with its capacity cut at its length, so that an
 // append to one never writes into the next; a caller that keeps one entry
 // keeps its block (at most entryBlockMax bytes, or the entry alone when
@@ -856,7 +858,7 @@ type entryArena struct {
 
 const (
 	entryBlockMin = 4 << 10
-	entryBlockMax = 1 << 20
+	entryBlockMax = 32 << 10
 )
 
 // copy returns a copy of b, never nil.
