@@ -149,3 +149,58 @@ func BenchmarkOpenSQLite(b *testing.B) {
 		}
 	}
 }
+
+// A journal entry of one tool call, about the size the engine writes.
+var benchCall = []byte(`{"kind":"call","turn":1,"round":42,"id":"call-000042","path":"fs/read","args":{"path":"f42"},"status":"ok","result":"text","effects":["read"]}`)
+
+// BenchmarkReadSQLiteJournal100k reads a journal of 100000 entries from
+// its start to its end in chunks of 8192, as attune inspect reads a
+// session of 100k tool calls: SQLite's part of opening it. cpu-ns/op is
+// the CPU time the process spent on one read.
+func BenchmarkReadSQLiteJournal100k(b *testing.B) {
+	const entries, chunk = 100_000, 8192
+	ctx := context.Background()
+	path := sqlitePath(b)
+	s := openSQLite(b, path)
+	batch := make([][]byte, 1000)
+	for i := range batch {
+		batch[i] = benchCall
+	}
+	for i := range entries / len(batch) {
+		if _, err := s.Append(ctx, "session/big/journal", int64(i*len(batch)), batch, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.Close()
+	s = openSQLite(b, path) // nothing of the log in the read cache
+	defer s.Close()
+	b.SetBytes(entries * int64(len(benchCall)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, cpuOK := cpuTime()
+	for range b.N {
+		n := 0
+		for after := int64(0); ; {
+			es, err := s.Read(ctx, "session/big/journal", after, chunk)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(es) == 0 {
+				break
+			}
+			if !bytes.Equal(es[len(es)-1].Data, benchCall) {
+				b.Fatalf("entry %d: %q", es[len(es)-1].Seq, es[len(es)-1].Data)
+			}
+			n += len(es)
+			after = es[len(es)-1].Seq
+		}
+		if n != entries {
+			b.Fatalf("read %d entries", n)
+		}
+	}
+	// The process's CPU time (the garbage collector's included) for one
+	// read: on a busy machine a steadier measure than the wall clock.
+	if cpu1, ok := cpuTime(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}
