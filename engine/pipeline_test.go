@@ -136,7 +136,6 @@ func TestToolEndEntersTheChainAtItsCore(t *testing.T) {
 	if got, want := steps[begun:], []string{TraceCore + ":ok", TracePost + ":ok"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("ToolEnd's steps %q, want %q", got, want)
 	}
-	begun = len(steps)
 	if op := i.ToolBegin(ctx, ToolCall{Path: "sh/run", Args: map[string]any{"cmd": "x"}}, "k2"); op.Status != StatusPending {
 		t.Fatalf("begin: %+v", op)
 	}
