@@ -336,8 +336,11 @@ type chain struct {
 	chainState
 	grs [3]guardRun // the first guards' runs, without an allocation each
 	frs [5]frame    // the first frames of the chain, likewise
-	// verdicts are the guards' verdicts, for the call's journal entry
-	verdicts []session.GuardVerdict
+	// verdicts are the guards' verdicts, for the call's journal entry;
+	// keepVerdicts is set when that entry will be written (runChain), so
+	// a call outside a turn, or nested, spends nothing on them
+	verdicts     []session.GuardVerdict
+	keepVerdicts bool
 }
 
 // chainState is what a chain starts from afresh; its runs and frames are
@@ -443,6 +446,9 @@ type coreStep interface {
 func (i *Instance) runChain(ctx context.Context, set *regSet, te *toolEntry, c ToolCall, parent *frame, plug coreStep) Outcome {
 	ch := i.enterChain(ctx, set, te, c.CallID, parent, plug)
 	defer chains.Put(ch)
+	// a call from the host is journaled inside a turn; one the harness
+	// runs (plug, ToolBegin) always; a nested call is part of its caller's
+	ch.keepVerdicts = parent == nil && (plug != nil || i.sess.Load().journaling.Load())
 	ch.args = luabind.Plain(c.Args)
 	if i.e.tracer != nil {
 		ch.traceMatched()
@@ -481,7 +487,7 @@ func (i *Instance) enterChain(ctx context.Context, set *regSet, te *toolEntry, c
 			ch.callID = i.newCallID()
 		}
 	}
-	ch.verdicts = ch.verdicts[:0]
+	ch.verdicts, ch.keepVerdicts = ch.verdicts[:0], false
 	return ch
 }
 

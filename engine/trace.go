@@ -271,7 +271,7 @@ const (
 // noteVerdict keeps guard gr's verdict for the call's journal entry
 // (bounded), out being what its run returned.
 func (c *chain) noteVerdict(gr *guardRun, out Outcome) {
-	if len(c.verdicts) >= MaxJournaledGuards {
+	if !c.keepVerdicts || len(c.verdicts) >= MaxJournaledGuards {
 		return
 	}
 	v := session.GuardVerdict{At: gr.g.pos, Pattern: gr.g.pattern}
