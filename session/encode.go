@@ -10,7 +10,7 @@ import (
 
 // encodeEntry is json.Marshal(e), written by hand for the entries a turn
 // writes most (tool calls and core outcomes: a type, a path, a call id and
-// a plain value, their status and result); every other entry goes through
+// a plain value, their status and result, the guards' verdicts); every other entry goes through
 // encoding/json. Both decode
 // to the same Entry.
 func encodeEntry(e *Entry) ([]byte, error) {
@@ -25,7 +25,7 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 		e.Output != nil || e.Continue || e.Key != "" || e.Owner != "" || e.Name != "" || e.Auth ||
 		e.Kind != "" || e.Reason != "" || e.RefusedBy != "" || e.Diagnostics != nil ||
 		e.Note != nil || e.ID != "" || e.Revs != nil || e.Pin != "" || e.Engine != "" || e.NotPlain != "" || e.Harness != nil ||
-		e.RefusedAt != "" || e.Rev != 0 || e.Guards != nil {
+		e.RefusedAt != "" || e.Rev != 0 {
 		c := *e // a copy escapes to encoding/json, not e: callers keep their entries on the stack
 		j, err := json.Marshal(&c)
 		if err != nil {
@@ -75,7 +75,51 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return appendGen(b, e.Gen), nil
+	if len(e.Guards) == 0 { // encoding/json leaves an empty list out too
+		return appendGen(b, e.Gen), nil
+	}
+	b = appendGen(b, e.Gen)
+	return appendGuards(b[:len(b)-1], e.Guards), nil // after gen, as in Entry
+}
+
+// appendGuards appends a call's guard verdicts as the "guards" field and
+// closes the entry: what encoding/json writes for them, field by field,
+// so a guarded call inside a turn is not a json.Marshal of the whole
+// entry.
+func appendGuards(b []byte, gs []GuardVerdict) []byte {
+	b = append(b, `,"guards":[`...)
+	for k := range gs {
+		g := &gs[k]
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(append(b, `{"at":`...), g.At)
+		if g.Pattern != "" {
+			b = appendString(append(b, `,"pattern":`...), g.Pattern)
+		}
+		b = appendString(append(b, `,"verdict":`...), g.Verdict)
+		if g.Reason != "" {
+			b = appendString(append(b, `,"reason":`...), g.Reason)
+		}
+		if g.Error != "" {
+			b = appendString(append(b, `,"error":`...), g.Error)
+		}
+		if len(g.Marks) > 0 {
+			b = append(b, `,"marks":[`...)
+			for j, m := range g.Marks {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, m)
+			}
+			b = append(b, ']')
+		}
+		if g.Attempt != 0 {
+			b = strconv.AppendInt(append(b, `,"attempt":`...), int64(g.Attempt), 10)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
 }
 
 // appendValue appends v as JSON: plain data (nil, strings, booleans,

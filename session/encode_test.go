@@ -42,7 +42,16 @@ func TestEncodeEntryMatchesJSON(t *testing.T) {
 		Entry{Type: Emit, Note: &Note{ID: "s:n1", Kind: Ambient, Text: "t"}},
 		Entry{Type: TurnEnd, Revs: map[string]int64{"a": 1}},
 		Entry{Type: Floor, Path: "fs/read", Value: json.RawMessage(`{"reason":"","refused":false}`)},
-		Entry{Type: Delivery, Kind: "lib", Key: "k", Value: "v"})
+		Entry{Type: Delivery, Kind: "lib", Key: "k", Value: "v"},
+		// a guarded call's verdicts, on the hand-written path too
+		Entry{Type: Tool, Path: "fs/read", Value: "x", CallID: "c", Status: "ok", Result: "x",
+			Guards: []GuardVerdict{{At: "g.lua:1", Pattern: "fs/*", Verdict: "invoke"}}},
+		Entry{Type: Tool, Path: "fs/read", CallID: "c", Status: "failed", Error: "boom", Gen: 3,
+			Guards: []GuardVerdict{{At: "g.lua:2", Verdict: "retry", Reason: "again <now> \xff", Marks: []string{"seen", "q\"x"}},
+				{At: "p\u2028.lua:9", Pattern: "fs/**", Verdict: "error", Error: "bad \"x\"", Marks: []string{}, Attempt: 2}}},
+		Entry{Type: Tool, Path: "fs/read", CallID: "c", Guards: []GuardVerdict{}},
+		Entry{Type: Tool, Path: "fs/read", CallID: "c", Harness: map[string]any{"name": "claude"},
+			Guards: []GuardVerdict{{At: "g.lua:1", Verdict: "invoke"}}})
 	// one cache across the entries, twice over, as a journal's writes
 	// share one: what it remembers changes no encoding
 	var rc encCache
