@@ -111,7 +111,7 @@ func (i *Instance) toolBegin(ctx context.Context, c ToolCall, key string) Opened
 	ss := i.sess.Load()
 	if out.Status == StatusPending {
 		ss.journal(session.Entry{Type: entryToolOpen, Key: key, Path: c.Path, CallID: out.CallID, Input: c.Args,
-			Value: openValue{Args: x.args, Marks: x.marks}, Harness: harnessOf(ctx), Guards: out.guards})
+			Value: openValue{Args: x.args, Marks: x.marks}, Harness: harnessOf(ctx), Guards: out.guards.list()})
 	} else {
 		en := journalTool(c.Path, c.Args, out)
 		en.Harness = harnessOf(ctx)

@@ -184,7 +184,7 @@ const maxUnflushed = 64
 func journalTool(path string, args any, out Outcome) session.Entry {
 	return session.Entry{Type: session.Tool, Path: path, Value: args, CallID: out.CallID,
 		Status: out.Status, Result: out.Result, Error: out.Error, Code: errCode(out.Err), Reason: out.Reason, RefusedBy: out.RefusedBy, RefusedAt: out.RefusedAt, Diagnostics: out.Diagnostics,
-		Guards: out.guards}
+		Guards: out.guards.list()}
 }
 
 // firstRevs returns, before a session's first journaled call (a turn

@@ -54,8 +54,8 @@ type Outcome struct {
 	Replaced bool
 	CallID   string
 	// guards are the verdicts of the tool guards the call ran through,
-	// journaled with it
-	guards []session.GuardVerdict
+	// journaled with it (nil when it is not journaled)
+	guards *verdictList
 	// Err is the error behind a refusal or failure (nil when ok): an
 	// *Error whose Code is the refused_by word or the failure's kind, and
 	// whose text is Reason or Error.
@@ -271,6 +271,7 @@ func (i *Instance) tool(ctx context.Context, c ToolCall, found *toolEntry, in *t
 		en.Harness = harnessOf(ctx)
 		ss.journalBehind(en)
 	}
+	out.guards = out.guards.release() // the journal encoded them: the list goes back
 	return out
 }
 

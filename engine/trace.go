@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/attune-dev/attune/luabind"
@@ -289,11 +290,13 @@ func (c *chain) noteVerdict(gr *guardRun, out Outcome) {
 // journaledVerdicts is a copy of the verdicts a chain kept, in pin order
 // within each attempt (a guard returns after the guards it invoked, so
 // they were kept innermost first).
-func (c *chain) journaledVerdicts() []session.GuardVerdict {
+func (c *chain) journaledVerdicts() *verdictList {
 	if len(c.verdicts) == 0 {
 		return nil
 	}
-	out := append([]session.GuardVerdict(nil), c.verdicts...)
+	l := verdictLists.Get().(*verdictList)
+	l.vs = append(l.vs[:0], c.verdicts...)
+	out := l.vs
 	for from := 0; from < len(out); {
 		to := from + 1
 		for to < len(out) && out[to].Attempt == out[from].Attempt {
@@ -304,7 +307,34 @@ func (c *chain) journaledVerdicts() []session.GuardVerdict {
 	}
 	clear(c.verdicts) // the pooled chain keeps no strings of this call
 	c.verdicts = c.verdicts[:0]
-	return out
+	return l
+}
+
+// verdictList is a call's journaled verdicts (Outcome.guards).
+type verdictList struct{ vs []session.GuardVerdict }
+
+// verdictLists are recycled: a call from the host gives its list back
+// once the journal has encoded its entry (tool), so a guarded call inside
+// a turn allocates none; a list not given back is collected.
+var verdictLists = sync.Pool{New: func() any { return new(verdictList) }}
+
+// list is l's verdicts (nil for none).
+func (l *verdictList) list() []session.GuardVerdict {
+	if l == nil {
+		return nil
+	}
+	return l.vs
+}
+
+// release gives l back to verdictLists, holding no strings of its call,
+// and returns nil, for the outcome's field; nothing may use l after.
+func (l *verdictList) release() *verdictList {
+	if l != nil && cap(l.vs) <= MaxJournaledGuards {
+		clear(l.vs)
+		l.vs = l.vs[:0]
+		verdictLists.Put(l)
+	}
+	return nil
 }
 
 // cutText is s cut to at most n bytes, at a character boundary.
