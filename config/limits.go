@@ -78,14 +78,12 @@ func (d *decoder) memoryLimit(p path, v any) (int64, bool) {
 	return n, true
 }
 
-// noteSize reads engine.max_note_bytes or max_boundary_note_bytes: a number
-// of bytes or a size like "64KiB", from 1 byte to 16MiB.
-func (d *decoder) noteSize(p path, v any) (int64, bool) {
-	const want = `want a size like "64KiB" or a number of bytes, from 1 to 16MiB`
-	var n int64
+// size reads a size like "64KiB" or a number of bytes of at most max; a
+// value it cannot read is reported at p with want.
+func (d *decoder) size(p path, v any, want string, max int64) (int64, bool) {
 	switch x := v.(type) {
 	case int64:
-		n = x
+		return x, true
 	case string:
 		s := strings.TrimSpace(x)
 		scale := int64(0)
@@ -96,13 +94,23 @@ func (d *decoder) noteSize(p path, v any) (int64, bool) {
 			}
 		}
 		f, err := strconv.ParseFloat(s, 64)
-		if scale == 0 || err != nil || f < 0 || f*float64(scale) > MaxNoteSize {
+		if scale == 0 || err != nil || f < 0 || f*float64(scale) > float64(max) {
 			d.errorf(p, "%s, got %s", want, quote(x))
 			return 0, false
 		}
-		n = int64(f * float64(scale))
+		return int64(f * float64(scale)), true
 	default:
 		d.errorf(p, "%s, got %s", want, tomlx.Describe(v))
+		return 0, false
+	}
+}
+
+// noteSize reads engine.max_note_bytes or max_boundary_note_bytes: a number
+// of bytes or a size like "64KiB", from 1 byte to 16MiB.
+func (d *decoder) noteSize(p path, v any) (int64, bool) {
+	const want = `want a size like "64KiB" or a number of bytes, from 1 to 16MiB`
+	n, ok := d.size(p, v, want, MaxNoteSize)
+	if !ok {
 		return 0, false
 	}
 	if n < 1 || n > MaxNoteSize {
@@ -144,27 +152,8 @@ const MaxProgramCacheSize = 16 << 30
 // or a number of bytes, from 1MiB to 16GiB.
 func (d *decoder) programCacheSize(p path, v any) (int64, bool) {
 	const want = `want a size like "64MiB" or a number of bytes, from 1MiB to 16GiB`
-	var n int64
-	switch x := v.(type) {
-	case int64:
-		n = x
-	case string:
-		s := strings.TrimSpace(x)
-		scale := int64(0)
-		for _, u := range memoryUnits {
-			if strings.HasSuffix(s, u.suffix) {
-				s, scale = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.scale
-				break
-			}
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if scale == 0 || err != nil || f < 0 || f*float64(scale) > MaxProgramCacheSize {
-			d.errorf(p, "%s, got %s", want, quote(x))
-			return 0, false
-		}
-		n = int64(f * float64(scale))
-	default:
-		d.errorf(p, "%s, got %s", want, tomlx.Describe(v))
+	n, ok := d.size(p, v, want, MaxProgramCacheSize)
+	if !ok {
 		return 0, false
 	}
 	if n < 1<<20 || n > MaxProgramCacheSize {

@@ -422,22 +422,14 @@ func (r *Runtime) ServeWarm(ctx context.Context, ln net.Listener, o WarmOptions)
 		ln.Close()
 	}()
 	if o.Idle > 0 {
-		go func() {
-			t := time.NewTicker(min(o.Idle/4, time.Minute))
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					if busy.Load() == 0 && time.Since(time.Unix(0, last.Load())) > o.Idle {
-						fmt.Fprintf(r.log, "attune hook serve: no event for %s: exiting\n", o.Idle)
-						cancel()
-						return
-					}
-				}
+		go every(ctx, min(o.Idle/4, time.Minute), func() bool {
+			if busy.Load() == 0 && time.Since(time.Unix(0, last.Load())) > o.Idle {
+				fmt.Fprintf(r.log, "attune hook serve: no event for %s: exiting\n", o.Idle)
+				cancel()
+				return false
 			}
-		}()
+			return true
+		})
 	}
 	if o.MaxWarm <= 0 {
 		o.MaxWarm = 64
@@ -445,18 +437,10 @@ func (r *Runtime) ServeWarm(ctx context.Context, ln net.Listener, o WarmOptions)
 	if o.WarmIdle <= 0 {
 		o.WarmIdle = 30 * time.Minute
 	}
-	go func() {
-		t := time.NewTicker(min(o.WarmIdle/4, time.Minute))
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				r.EvictWarm(ctx, o.MaxWarm, o.WarmIdle)
-			}
-		}
-	}()
+	go every(ctx, min(o.WarmIdle/4, time.Minute), func() bool {
+		r.EvictWarm(ctx, o.MaxWarm, o.WarmIdle)
+		return true
+	})
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -550,4 +534,20 @@ func (r *Runtime) answerWarm(ctx context.Context, c net.Conn, o WarmOptions) (st
 	}
 	reply(warmReply{OK: true, Ident: o.Ident}, out)
 	return false
+}
+
+// every runs f each period until ctx ends or f returns false.
+func every(ctx context.Context, period time.Duration, f func() bool) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !f() {
+				return
+			}
+		}
+	}
 }

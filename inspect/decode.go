@@ -411,27 +411,30 @@ func skipNumber(d []byte, i int) (int, bool, bool) {
 		return j, false, false
 	}
 	if j < len(d) && d[j] == '.' {
-		j++
-		k := j
-		for j < len(d) && d[j] >= '0' && d[j] <= '9' {
-			j++
+		k := digits(d, j+1)
+		if k == j+1 {
+			return k, false, false
 		}
-		if j == k {
-			return j, false, false
-		}
+		j = k
 	}
 	if j < len(d) && (d[j] == 'e' || d[j] == 'E') {
 		j++
 		if j < len(d) && (d[j] == '+' || d[j] == '-') {
 			j++
 		}
-		k := j
-		for j < len(d) && d[j] >= '0' && d[j] <= '9' {
-			j++
+		k := digits(d, j)
+		if k == j {
+			return k, false, false
 		}
-		if j == k {
-			return j, false, false
-		}
+		j = k
 	}
 	return j, true, true
+}
+
+// digits is where the run of decimal digits of d from j ends.
+func digits(d []byte, j int) int {
+	for j < len(d) && d[j] >= '0' && d[j] <= '9' {
+		j++
+	}
+	return j
 }

@@ -115,15 +115,21 @@ func decodeEntries(log string, raw []store.Entry, out []Entry) error {
 		}
 		return nil
 	}
-	n := runtime.GOMAXPROCS(0)
-	if len(raw) < parallelDecode || n < 2 {
-		return one(0, len(raw))
+	return inParts(len(raw), one)
+}
+
+// inParts runs one over [0, n) in parts, on up to GOMAXPROCS goroutines
+// when n is at least parallelDecode, and returns the first part's error.
+func inParts(n int, one func(from, to int) error) error {
+	procs := runtime.GOMAXPROCS(0)
+	if n < parallelDecode || procs < 2 {
+		return one(0, n)
 	}
-	errs := make([]error, n)
+	errs := make([]error, procs)
 	var wg sync.WaitGroup
-	step := (len(raw) + n - 1) / n
-	for w := 0; w < n; w++ {
-		from, to := w*step, min((w+1)*step, len(raw))
+	step := (n + procs - 1) / procs
+	for w := 0; w < procs; w++ {
+		from, to := w*step, min((w+1)*step, n)
 		if from >= to {
 			break
 		}

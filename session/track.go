@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/attune-dev/attune/store"
 )
@@ -222,29 +220,8 @@ func decodeFacts(log string, raw []store.Entry, t Tracker) ([]Fact, error) {
 		}
 		return nil
 	}
-	n := runtime.GOMAXPROCS(0)
-	if len(raw) < parallelDecode || n < 2 {
-		return out, one(0, len(raw))
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	step := (len(raw) + n - 1) / n
-	for w := 0; w < n; w++ {
-		from, to := w*step, min((w+1)*step, len(raw))
-		if from >= to {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[w] = one(from, to)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := inParts(len(raw), one); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -171,9 +171,10 @@ func scratchBase(ctx context.Context, cfg *config.Config) (store.Store, error) {
 	return store.Open(ctx, kind, target)
 }
 
-// explainCall explains a recorded call: what the journal says of it, then
-// the session replayed on a scratch copy with its chain traced.
-func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stderr io.Writer) int {
+// loadRecorded finds the configuration, opens the store it names (read
+// only through a scratch copy's base) and loads session sess from it; the
+// caller closes base.
+func loadRecorded(ctx context.Context, cfgFlag, sess string) (*config.Config, engine.Store, *inspect.Timeline, error) {
 	cwd, _ := os.Getwd()
 	path, err := harness.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
 	var cfg *config.Config
@@ -181,20 +182,29 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 		cfg, err = config.Load(path)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "attune explain:", err)
-		return 2
+		return nil, nil, nil, err
 	}
 	base, err := scratchBase(ctx, cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t, err := inspect.Load(ctx, base, sess)
+	if err != nil {
+		base.Close()
+		return nil, nil, nil, err
+	}
+	return cfg, base, t, nil
+}
+
+// explainCall explains a recorded call: what the journal says of it, then
+// the session replayed on a scratch copy with its chain traced.
+func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stderr io.Writer) int {
+	cfg, base, t, err := loadRecorded(ctx, cfgFlag, sess)
 	if err != nil {
 		fmt.Fprintln(stderr, "attune explain:", err)
 		return 2
 	}
 	defer base.Close()
-	t, err := inspect.Load(ctx, base, sess)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune explain:", err)
-		return 2
-	}
 	var call *inspect.Event
 	for k := range t.Events {
 		ev := &t.Events[k]
@@ -669,27 +679,12 @@ func whyBoundary(a harness.Answer, steps []engine.TraceStep) string {
 // what the journal holds of its boundaries, then the session replayed on
 // a scratch copy with its boundaries traced.
 func explainBoundaryRecorded(ctx context.Context, cfgFlag, sess string, turn, round int, stdout, stderr io.Writer) int {
-	cwd, _ := os.Getwd()
-	path, err := harness.FindConfig(cfgFlag, os.Getenv, os.Getenv("CLAUDE_PROJECT_DIR"), cwd)
-	var cfg *config.Config
-	if err == nil {
-		cfg, err = config.Load(path)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "attune explain:", err)
-		return 2
-	}
-	base, err := scratchBase(ctx, cfg)
+	cfg, base, t, err := loadRecorded(ctx, cfgFlag, sess)
 	if err != nil {
 		fmt.Fprintln(stderr, "attune explain:", err)
 		return 2
 	}
 	defer base.Close()
-	t, err := inspect.Load(ctx, base, sess)
-	if err != nil {
-		fmt.Fprintln(stderr, "attune explain:", err)
-		return 2
-	}
 	// the boundaries asked for, and the notes of their phases
 	ids := map[string]bool{}
 	var mine []*inspect.Event
