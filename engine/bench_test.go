@@ -116,9 +116,6 @@ func BenchmarkRegistryLoad(b *testing.B) {
 // TestRegistryMemory reports the heap retained per live registry of a
 // small program (goal: <= 64 KiB).
 func TestRegistryMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures memory")
-	}
 	e := testEngine(t, "[bots.main]\nbehaviors = [\"g\"]\n", map[string]string{"g.lua": smallProgram})
 	ctx := context.Background()
 	i := start(t, e, "warm", "main")

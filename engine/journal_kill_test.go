@@ -20,7 +20,7 @@ import (
 )
 
 // The kill test runs the test binary again as a child process
-// (TestJournalKillChild, selected by ATTUNE_ENGINE_CHILD) that runs a
+// (TestJournalSurvivesKill again, with ATTUNE_ENGINE_CHILD set: journalKillChild) that runs a
 // session on a SQLite store and dies by SIGKILL mid-turn.
 const (
 	engineChildEnv = "ATTUNE_ENGINE_CHILD"
@@ -31,14 +31,11 @@ const (
 
 var killPrograms = map[string]string{"g.lua": `guard.tool("other/*", function(c, invoke) return invoke() end)`}
 
-// TestJournalKillChild is the child's side; it does nothing in a normal run.
+// journalKillChild is the child's side.
 // It opens a turn, then calls a fast-path tool without end (each call
 // journaled behind it), closing a round every killEvery calls and printing
 // how many calls the journal then holds durably.
-func TestJournalKillChild(t *testing.T) {
-	if os.Getenv(engineChildEnv) == "" {
-		t.Skip("runs only as the child process of TestJournalSurvivesKill")
-	}
+func journalKillChild(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.OpenSQLite(ctx, os.Getenv(enginePathEnv))
 	if err != nil {
@@ -81,12 +78,13 @@ func TestJournalKillChild(t *testing.T) {
 // each core outcome before its call, no gap; and the session hydrates with
 // its turn and round open and goes on.
 func TestJournalSurvivesKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills child processes")
+	if os.Getenv(engineChildEnv) != "" { // the child this test started
+		journalKillChild(t)
+		return
 	}
 	for run := range 3 {
 		path := filepath.Join(t.TempDir(), "state.db")
-		cmd := exec.Command(os.Args[0], "-test.run=^TestJournalKillChild$", "-test.count=1")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestJournalSurvivesKill$", "-test.count=1")
 		cmd.Env = append(os.Environ(), engineChildEnv+"=1", enginePathEnv+"="+path)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()

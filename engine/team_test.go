@@ -164,9 +164,6 @@ func startTeamProc(t *testing.T, name, role, cfgPath, id, by string, n int) *tea
 // gaps), each action records its writer's author and host, and the
 // subscriber saw every action once, in log order (R5.6, R5.8, R5.10).
 func TestTeamOverPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a PostgreSQL cluster and five processes")
-	}
 	srv := pgtest.New(t)
 	root := t.TempDir()
 	alice := feedCheckout(t, filepath.Join(root, "home", "alice", "web"), srv.URL())

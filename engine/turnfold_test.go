@@ -317,17 +317,14 @@ func TestTurnStateFallback(t *testing.T) {
 	checkInstance(t, i, "rolled back under the state", false)
 }
 
-// foldChildEnv selects TestTurnStateKillChild in the child process.
+// foldChildEnv makes TestTurnStateSurvivesKill, run again as its child, turnStateKillChild.
 const foldChildEnv = "ATTUNE_ENGINE_FOLD_CHILD"
 
-// TestTurnStateKillChild is the child's side; it does nothing in a normal
-// run. On a SQLite store it runs turns of calls left open and completed,
+// turnStateKillChild is the child's side.
+// On a SQLite store it runs turns of calls left open and completed,
 // notes and fast-path calls, storing the session's state after every
 // write, until it is killed.
-func TestTurnStateKillChild(t *testing.T) {
-	if os.Getenv(foldChildEnv) == "" {
-		t.Skip("runs only as the child process of TestTurnStateSurvivesKill")
-	}
+func turnStateKillChild(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.OpenSQLite(ctx, os.Getenv(enginePathEnv))
 	if err != nil {
@@ -362,13 +359,14 @@ func TestTurnStateKillChild(t *testing.T) {
 // state's), leaves a state that holds or is refused: the session brought
 // back from it is the one the whole journal gives, and goes on.
 func TestTurnStateSurvivesKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills child processes")
+	if os.Getenv(foldChildEnv) != "" { // the child this test started
+		turnStateKillChild(t)
+		return
 	}
 	ctx := context.Background()
 	for run := range 4 {
 		path := filepath.Join(t.TempDir(), "state.db")
-		cmd := exec.Command(os.Args[0], "-test.run=^TestTurnStateKillChild$", "-test.count=1")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTurnStateSurvivesKill$", "-test.count=1")
 		cmd.Env = append(os.Environ(), foldChildEnv+"=1", enginePathEnv+"="+path)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()

@@ -21,7 +21,7 @@ import (
 
 // The SQLite crash tests below (Unix only: they kill with SIGKILL and read
 // the wait status) run the test binary again as a child process
-// (TestSQLiteChild, selected by ATTUNE_STORE_CHILD) that writes to a store
+// (the test that starts it, run again with ATTUNE_STORE_CHILD set: sqliteChild) that writes to a store
 // and dies by SIGKILL, with no Close and no chance to flush anything.
 const (
 	childEnv = "ATTUNE_STORE_CHILD"
@@ -33,12 +33,20 @@ const (
 	crashLogs  = 3
 )
 
-// TestSQLiteChild is the child's side; it does nothing in a normal run.
-func TestSQLiteChild(t *testing.T) {
+// asChild runs the child's side when this process is the child a test
+// started (childEnv names its mode) and reports whether it did: the child
+// runs the test that started it, which then does only this.
+func asChild(t *testing.T) bool {
 	mode := os.Getenv(childEnv)
 	if mode == "" {
-		t.Skip("runs only as the child process of the SQLite durability tests")
+		return false
 	}
+	sqliteChild(t, mode)
+	return true
+}
+
+// sqliteChild is the child's side in mode.
+func sqliteChild(t *testing.T, mode string) {
 	ctx := context.Background()
 	s, err := store.OpenSQLite(ctx, os.Getenv(pathEnv))
 	if err != nil {
@@ -90,7 +98,7 @@ func crashEntryData(batch int64, k int) []byte {
 // child starts the test binary as a child in mode on the store at path.
 func child(t *testing.T, mode, path string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSQLiteChild$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, pathEnv+"="+path)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -119,6 +127,9 @@ func waitKilled(t *testing.T, cmd *exec.Cmd) {
 // R5.10: an append is durable when it returns. The child appends, says ACK
 // and kills itself at once; the entry and its call record are there.
 func TestSQLiteDurableAck(t *testing.T) {
+	if asChild(t) {
+		return
+	}
 	path := sqlitePath(t)
 	cmd, out := child(t, "ack", path)
 	var lines []string
@@ -149,8 +160,8 @@ func TestSQLiteDurableAck(t *testing.T) {
 // every log then holds whole batches, each with its call record, and the
 // store goes on. Several crashes in a row hit the same file.
 func TestSQLiteCrashMidAppend(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills child processes")
+	if asChild(t) {
+		return
 	}
 	path := sqlitePath(t)
 	var total int64
