@@ -6,6 +6,8 @@
 package peertest
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -115,4 +117,43 @@ func (b *Binary) Remove() {
 	if b.dir != "" {
 		os.RemoveAll(b.dir)
 	}
+}
+
+// Main is a package's TestMain for tests that exec attune: it builds the
+// binary once, sets *bin to it, runs the tests, removes the build and
+// exits with their status.
+func (b *Binary) Main(m *testing.M, bin *string) {
+	path, err := b.Build()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building attune: %v\n", err)
+		os.Exit(1)
+	}
+	*bin = path
+	code := m.Run()
+	b.Remove()
+	os.Exit(code)
+}
+
+// Hook runs `attune hook claude --config cfg` (bin) on one event as a
+// fresh process and returns its decoded answer; a process that fails or
+// prints no JSON fails t.
+func Hook(t testing.TB, bin, cfg string, event any) map[string]any {
+	t.Helper()
+	in, _ := json.Marshal(event)
+	cmd := exec.Command(bin, "hook", "claude", "--config", cfg)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Errorf("attune hook: %v\n%s", err, errOut.String())
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Errorf("answer %q: %v (stderr %s)", out.String(), err, errOut.String())
+	}
+	if errOut.Len() > 0 {
+		t.Logf("stderr: %s", errOut.String())
+	}
+	return m
 }
