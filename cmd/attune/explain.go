@@ -265,20 +265,7 @@ func explainCall(ctx context.Context, cfgFlag, sess, callID string, stdout, stde
 		}
 		w.line("%s", s)
 		for _, g := range st.Guards {
-			s := fmt.Sprintf("    guard %q at %s: %s", g.Pattern, g.At, verdictText(g.Verdict))
-			if len(g.Marks) > 0 {
-				s += " (marks: " + strings.Join(g.Marks, ", ") + ")"
-			}
-			if g.Reason != "" {
-				s += ": " + g.Reason
-			}
-			if g.Error != "" {
-				s += ": " + g.Error
-			}
-			if g.Attempt > 1 {
-				s += fmt.Sprintf(" [attempt %d]", g.Attempt)
-			}
-			w.line("%s", s)
+			w.line("%s", guardLine("    ", g.Pattern, g.At, g.Verdict, g.Marks, g.Reason, g.Error, g.Attempt))
 		}
 	}
 	// the replay, traced, on a scratch copy
@@ -372,20 +359,7 @@ func (x *explainer) steps(steps []engine.TraceStep) {
 		// guards end innermost first: told in pin order
 		for k := len(c.guards) - 1; k >= 0; k-- {
 			g := c.guards[k]
-			s := fmt.Sprintf("%s  guard %q at %s: %s", indent, g.Pattern, g.Registration.Pos, verdictText(g.Verdict))
-			if len(g.Marks) > 0 {
-				s += " (marks: " + strings.Join(g.Marks, ", ") + ")"
-			}
-			if g.Reason != "" {
-				s += ": " + g.Reason
-			}
-			if g.Error != "" {
-				s += ": " + g.Error
-			}
-			if g.Attempt > 1 {
-				s += fmt.Sprintf(" [attempt %d]", g.Attempt)
-			}
-			x.line("%s", s)
+			x.line("%s", guardLine(indent+"  ", g.Pattern, g.Registration.Pos, g.Verdict, g.Marks, g.Reason, g.Error, g.Attempt))
 		}
 		for _, s := range c.rest {
 			line := indent + "  " + s.Step
@@ -804,4 +778,23 @@ func boundaryName(ev *inspect.Event) string {
 		return fmt.Sprintf("round %d start", ev.Round)
 	}
 	return fmt.Sprintf("round %d end", ev.Round)
+}
+
+// guardLine is one guard's verdict as explain prints it, journaled or
+// traced: where it is, what it said, the marks it left, its attempt.
+func guardLine(indent, pattern, at, verdict string, marks []string, reason, errText string, attempt int) string {
+	s := fmt.Sprintf("%sguard %q at %s: %s", indent, pattern, at, verdictText(verdict))
+	if len(marks) > 0 {
+		s += " (marks: " + strings.Join(marks, ", ") + ")"
+	}
+	if reason != "" {
+		s += ": " + reason
+	}
+	if errText != "" {
+		s += ": " + errText
+	}
+	if attempt > 1 {
+		s += fmt.Sprintf(" [attempt %d]", attempt)
+	}
+	return s
 }
