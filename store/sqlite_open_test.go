@@ -20,13 +20,10 @@ const (
 	openPathEnv  = "ATTUNE_STORE_OPEN_PATH"
 )
 
-// TestSQLiteOpenChild is the child's side of TestSQLiteConcurrentFirstOpen:
-// at the agreed moment, open the store and append to it.
-func TestSQLiteOpenChild(t *testing.T) {
-	at := os.Getenv(openChildEnv)
-	if at == "" {
-		t.Skip("runs only as a child process of TestSQLiteConcurrentFirstOpen")
-	}
+// sqliteOpenChild is the child's side of TestSQLiteConcurrentFirstOpen
+// (that test run again with openChildEnv set to the agreed moment): at
+// that moment, open the store and append to it.
+func sqliteOpenChild(at string) {
 	ns, _ := strconv.ParseInt(at, 10, 64)
 	time.Sleep(time.Until(time.Unix(0, ns)))
 	ctx := context.Background()
@@ -47,6 +44,10 @@ func TestSQLiteOpenChild(t *testing.T) {
 // empty file another one just created ("an empty file that attune did not
 // create"); every one's entry is in the store. And goroutines alike.
 func TestSQLiteConcurrentFirstOpen(t *testing.T) {
+	if at := os.Getenv(openChildEnv); at != "" { // the child this test started
+		sqliteOpenChild(at)
+		return
+	}
 	for round := range 3 {
 		path := filepath.Join(t.TempDir(), "new", "state.db")
 		at := strconv.FormatInt(time.Now().Add(1500*time.Millisecond).UnixNano(), 10)
@@ -54,7 +55,7 @@ func TestSQLiteConcurrentFirstOpen(t *testing.T) {
 		var cmds []*exec.Cmd
 		outs := make([]strings.Builder, n)
 		for k := range n {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestSQLiteOpenChild$")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSQLiteConcurrentFirstOpen$")
 			cmd.Env = append(os.Environ(), openChildEnv+"="+at, openPathEnv+"="+path)
 			cmd.Stdout, cmd.Stderr = &outs[k], &outs[k]
 			if err := cmd.Start(); err != nil {
