@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 
+	"github.com/attune-dev/attune/internal/jsonscan"
 	"github.com/attune-dev/attune/session"
 	"github.com/attune-dev/attune/store"
 )
@@ -199,6 +201,152 @@ func (f *turnFold) stateLocked(sum string) turnState {
 		Gen: f.gen, Activated: f.activated, Input: f.input, Fresh: f.fresh, TurnPin: f.turnPin, Book: f.book.State(), Open: f.open.raw()}
 }
 
+// readTurnState decodes a stored state as json.Unmarshal does, reading
+// the state's own fields and slicing out its open calls itself (a state
+// holds every call left open, the bulk of its bytes, which restore reads
+// again), with encoding/json for the rest: the input and a notebook with
+// notes, and any text the scanner leaves to it.
+func readTurnState(data []byte, st *turnState) error {
+	fields := [...]string{"v", "seq", "sum", "turn", "round", "in_turn", "in_round", "gen", "activated", "input", "fresh", "turn_pin", "book", "open"}
+	var out [len(fields)][]byte
+	if ok, _ := jsonscan.Members(data, fields[:], out[:], jsonscan.Options{}); ok {
+		var seq int64
+		ok = stateInt(out[0], &st.V) && stateInt64(out[1], &seq) && stateString(out[2], &st.Sum) &&
+			stateInt(out[3], &st.Turn) && stateInt(out[4], &st.Round) && stateBool(out[5], &st.InTurn) &&
+			stateBool(out[6], &st.InRound) && stateInt(out[7], &st.Gen) && stateBool(out[8], &st.Activated) &&
+			stateAny(out[9], &st.Input) && stateBool(out[10], &st.Fresh) && stateString(out[11], &st.TurnPin) &&
+			stateBook(out[12], &st.Book) && stateList(out[13], &st.Open)
+		st.Seq = seq
+		if ok {
+			return nil
+		}
+	}
+	*st = turnState{}
+	return json.Unmarshal(data, st)
+}
+
+func stateString(raw []byte, dst *string) bool {
+	if raw == nil || string(raw) == "null" {
+		return true
+	}
+	s, ok := jsonscan.PlainString(raw)
+	*dst = s
+	return ok
+}
+
+func stateInt64(raw []byte, dst *int64) bool {
+	if raw == nil || string(raw) == "null" {
+		return true
+	}
+	for k, c := range raw { // an integer as JSON writes one (the scanner checked its grammar)
+		if (c < '0' || c > '9') && (k > 0 || c != '-') {
+			return false
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	*dst = n
+	return err == nil
+}
+
+func stateInt(raw []byte, dst *int) bool {
+	n := int64(*dst)
+	ok := stateInt64(raw, &n) && n == int64(int(n))
+	*dst = int(n)
+	return ok
+}
+
+func stateBool(raw []byte, dst *bool) bool {
+	switch string(raw) {
+	case "", "null":
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		return false
+	}
+	return true
+}
+
+func stateAny(raw []byte, dst *any) bool {
+	if raw == nil {
+		return true
+	}
+	v, _, err := jsonscan.Decode(raw, jsonscan.Options{})
+	*dst = v
+	return err == nil
+}
+
+// stateBook reads a notebook with nothing but its seq itself, and leaves
+// one with notes to encoding/json.
+func stateBook(raw []byte, dst *session.BookState) bool {
+	if raw == nil || string(raw) == "null" {
+		return true
+	}
+	fields := [...]string{"seq", "existed", "placed", "live"}
+	var out [len(fields)][]byte
+	if ok, _ := jsonscan.Members(raw, fields[:], out[:], jsonscan.Options{}); ok && out[1] == nil && out[2] == nil && out[3] == nil {
+		return stateInt(out[0], &dst.Seq)
+	}
+	return json.Unmarshal(raw, dst) == nil
+}
+
+// stateList slices a list that Members checked into its items' texts.
+func stateList(raw []byte, dst *[]json.RawMessage) bool {
+	if raw == nil || string(raw) == "null" {
+		return true
+	}
+	s := jsonscan.Scanner{Data: raw}
+	if !s.Eat('[') {
+		return false
+	}
+	s.WS()
+	if s.Eat(']') {
+		*dst = []json.RawMessage{}
+		return true
+	}
+	var items []json.RawMessage
+	for {
+		s.WS()
+		start, depth := s.Pos, 0
+	item:
+		for s.Pos < len(s.Data) {
+			switch s.Data[s.Pos] {
+			case '"':
+				if _, _, why := s.String(); why != jsonscan.StrOK {
+					return false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth == 0 {
+					break item
+				}
+				depth--
+			case ',':
+				if depth == 0 {
+					break item
+				}
+			}
+			s.Pos++
+		}
+		end := s.Pos
+		for end > start && (raw[end-1] == ' ' || raw[end-1] == '\t' || raw[end-1] == '\n' || raw[end-1] == '\r') {
+			end--
+		}
+		items = append(items, raw[start:end:end])
+		done, ok := s.Sep(']')
+		if !ok {
+			return false
+		}
+		if done {
+			*dst = items
+			return true
+		}
+	}
+}
+
 // restore makes a new fold the stored state st (size bytes long); false
 // when st cannot be one.
 func (f *turnFold) restore(st *turnState, size int) bool {
@@ -206,8 +354,8 @@ func (f *turnFold) restore(st *turnState, size int) bool {
 		return false
 	}
 	for _, raw := range st.Open {
-		var x session.Fact
-		if json.Unmarshal(raw, &x) != nil || x.Type != entryToolOpen {
+		x, err := session.ReadFact(raw)
+		if err != nil || x.Type != entryToolOpen {
 			return false
 		}
 		f.open.add(x.Key, x.CallID, raw)
@@ -229,7 +377,7 @@ func (s *sessionState) follow(ctx context.Context) (*turnFold, error) {
 	}
 	if err == nil {
 		var st turnState
-		if json.Unmarshal(data, &st) == nil && f.restore(&st, len(data)) {
+		if readTurnState(data, &st) == nil && f.restore(&st, len(data)) {
 			ok, err := s.j.Track(ctx, f, st.Seq, func(en store.Entry) bool { return entrySum(en.Data) == st.Sum })
 			if err != nil {
 				return nil, err

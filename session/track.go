@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/attune-dev/attune/store"
@@ -210,9 +209,11 @@ func decodeFacts(log string, raw []store.Entry, t Tracker) ([]Fact, error) {
 	out := make([]Fact, len(raw))
 	one := func(from, to int) error {
 		for k := from; k < to; k++ {
-			if err := json.Unmarshal(raw[k].Data, &out[k]); err != nil {
+			f, err := ReadFact(raw[k].Data)
+			if err != nil {
 				return fmt.Errorf("journal %s entry %d: %w", log, raw[k].Seq, err)
 			}
+			out[k] = f
 			out[k].Size = len(raw[k].Data)
 			if t.Keep(out[k].Type) {
 				out[k].Data = raw[k].Data
