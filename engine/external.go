@@ -74,9 +74,19 @@ func (h *harnessCore) runCore(_ *chain, _ any) Outcome {
 	return Outcome{Status: StatusFailed, Error: h.failure, Err: h.err}
 }
 
-type openValue struct {
-	Args  any      `json:"args"`
-	Marks []string `json:"marks,omitempty"`
+// openValue is the value of a tool-open entry, {"args": ..., "marks":
+// [...]} (marks left out when none), as plain data: the journal encodes it
+// itself, where a struct would go through encoding/json.
+func openValue(args any, marks []string) map[string]any {
+	v := map[string]any{"args": args}
+	if len(marks) > 0 {
+		ms := make([]any, len(marks))
+		for k, m := range marks {
+			ms[k] = m
+		}
+		v["marks"] = ms
+	}
+	return v
 }
 
 // ToolBegin runs c through the chain up to its core and leaves the call
@@ -111,7 +121,7 @@ func (i *Instance) toolBegin(ctx context.Context, c ToolCall, key string) Opened
 	ss := i.sess.Load()
 	if out.Status == StatusPending {
 		ss.journal(session.Entry{Type: entryToolOpen, Key: key, Path: c.Path, CallID: out.CallID, Input: c.Args,
-			Value: openValue{Args: x.args, Marks: x.marks}, Harness: harnessOf(ctx), Guards: out.guards.list()})
+			Value: openValue(x.args, x.marks), Harness: harnessOf(ctx), Guards: out.guards.list()})
 	} else {
 		en := journalTool(c.Path, c.Args, out)
 		en.Harness = harnessOf(ctx)

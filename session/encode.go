@@ -9,10 +9,10 @@ import (
 )
 
 // encodeEntry is json.Marshal(e), written by hand for the entries a turn
-// writes most (tool calls and core outcomes: a type, a path, a call id and
-// a plain value, their status and result, the guards' verdicts); every other entry goes through
-// encoding/json. Both decode
-// to the same Entry.
+// writes most (tool calls, the calls a harness leaves open and core
+// outcomes: a type, a path, a call id, a key and plain values, their
+// status and result, the harness's event, the guards' verdicts); every
+// other entry goes through encoding/json. Both decode to the same Entry.
 func encodeEntry(e *Entry) ([]byte, error) {
 	var rc encCache
 	return appendEntry(make([]byte, 0, 48+len(e.Path)+len(e.CallID)+len(e.Error)), e, &rc)
@@ -21,10 +21,10 @@ func encodeEntry(e *Entry) ([]byte, error) {
 // appendEntry appends e's encoding to b (a batch shares one buffer); rc
 // spares checking values checked just before.
 func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
-	if e.Turn != 0 || e.Round != 0 || e.Input != nil || e.ContextFresh || e.HostContinue ||
-		e.Output != nil || e.Continue || e.Key != "" || e.Owner != "" || e.Name != "" || e.Auth ||
+	if e.Turn != 0 || e.Round != 0 || e.ContextFresh || e.HostContinue ||
+		e.Output != nil || e.Continue || e.Owner != "" || e.Name != "" || e.Auth ||
 		e.Kind != "" || e.Reason != "" || e.RefusedBy != "" || e.Diagnostics != nil ||
-		e.Note != nil || e.ID != "" || e.Revs != nil || e.Pin != "" || e.Engine != "" || e.NotPlain != "" || e.Harness != nil ||
+		e.Note != nil || e.ID != "" || e.Revs != nil || e.Pin != "" || e.Engine != "" || e.NotPlain != "" ||
 		e.RefusedAt != "" || e.Rev != 0 {
 		c := *e // a copy escapes to encoding/json, not e: callers keep their entries on the stack
 		j, err := json.Marshal(&c)
@@ -48,6 +48,16 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 		b = rc.status.append(b, `,"status":`, string(e.Status))
 	}
 	var err error
+	if e.Input != nil { // a call's arguments (tool-open entries)
+		b = append(b, `,"input":`...)
+		if b, err = appendValue(b, e.Input, rc); err != nil {
+			return nil, err
+		}
+	}
+	if e.Key != "" {
+		b = append(b, `,"key":`...)
+		b = appendString(b, e.Key)
+	}
 	if e.Value != nil {
 		b = append(b, `,"value":`...)
 		if b, err = appendValue(b, e.Value, rc); err != nil {
@@ -75,11 +85,21 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(e.Guards) == 0 { // encoding/json leaves an empty list out too
+	if e.Harness == nil && len(e.Guards) == 0 { // encoding/json leaves an empty list out too
 		return appendGen(b, e.Gen), nil
 	}
 	b = appendGen(b, e.Gen)
-	return appendGuards(b[:len(b)-1], e.Guards), nil // after gen, as in Entry
+	b = b[:len(b)-1] // after gen, as in Entry
+	if e.Harness != nil { // the harness's event a call came with
+		b = append(b, `,"harness":`...)
+		if b, err = appendValue(b, e.Harness, rc); err != nil {
+			return nil, err
+		}
+	}
+	if len(e.Guards) == 0 {
+		return append(b, '}'), nil
+	}
+	return appendGuards(b, e.Guards), nil
 }
 
 // appendGuards appends a call's guard verdicts as the "guards" field and

@@ -34,7 +34,12 @@ func TestEncodeEntryMatchesJSON(t *testing.T) {
 			Entry{Type: Tool, Path: "fs/read/a/longer/path", Value: v, CallID: "c", Status: "ok"},
 			Entry{Type: Tool, Path: "fs/read/a/longer/<path>", Value: v, CallID: "c", Status: "o\"k"},
 			Entry{Type: Tool, Path: "fs/read", Value: v, CallID: "c", Status: "ok", Result: v},
-			Entry{Type: Tool, Path: "fs/read", Status: "refused", RefusedBy: "floor", Reason: "no", Diagnostics: []string{"d"}})
+			Entry{Type: Tool, Path: "fs/read", Status: "refused", RefusedBy: "floor", Reason: "no", Diagnostics: []string{"d"}},
+			// a call a harness left open: its arguments, key and event
+			Entry{Type: "tool-open", Key: "toolu_1", Path: "claude/Bash", CallID: "c", Input: v, Value: v,
+				Harness: map[string]any{"name": "claude", "event": v}, Guards: []GuardVerdict{{At: "g.lua:2", Verdict: "invoke"}}},
+			Entry{Type: "tool-open", Key: "k\"<&>", Input: v, Harness: v, Gen: 2},
+			Entry{Type: Tool, Path: "fs/read", CallID: "c", Harness: v})
 	}
 	entries = append(entries,
 		Entry{Type: TurnBegin, Turn: 3, Input: "hi", Status: "ok", Pin: "abc"},
