@@ -89,7 +89,7 @@ func appendEntry(b []byte, e *Entry, rc *encCache) ([]byte, error) {
 		return appendGen(b, e.Gen), nil
 	}
 	b = appendGen(b, e.Gen)
-	b = b[:len(b)-1] // after gen, as in Entry
+	b = b[:len(b)-1]      // after gen, as in Entry
 	if e.Harness != nil { // the harness's event a call came with
 		b = append(b, `,"harness":`...)
 		if b, err = appendValue(b, e.Harness, rc); err != nil {

@@ -204,3 +204,39 @@ func BenchmarkReadSQLiteJournal100k(b *testing.B) {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
+
+// BenchmarkOpenSQLiteRead opens an existing store whose WAL holds what
+// ~50 hook events left there (about 150 pages), reads one record and
+// closes it: the read side of a hook process's store, what an event pays
+// before it writes. cpu-ns/op is the process's CPU time per open.
+func BenchmarkOpenSQLiteRead(b *testing.B) {
+	ctx := context.Background()
+	path := sqlitePath(b)
+	s := openSQLite(b, path)
+	for i := range 150 {
+		if _, err := s.Append(ctx, "session/bench", int64(2*i), [][]byte{benchEntry, benchCall}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.PutRecord(ctx, "instance", "a", []byte(`{"v":1}`)); err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	cpu0, cpuOK := cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		s, err := store.OpenSQLite(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.GetRecord(ctx, "instance", "a"); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cpu1, ok := cpuTime(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}
