@@ -197,8 +197,14 @@ func openSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 	// The schema's one check: the header's word, read again through
 	// SQLite (a migration's new header may still be in the WAL).
+	// (Two PRAGMA statements, not one SELECT of the two pragma tables:
+	// each table-valued pragma declares a virtual table, which SQLite
+	// parses, on every open.)
 	var appID, version int64
-	if err := s.wc.QueryRowContext(ctx, `SELECT application_id, user_version FROM pragma_application_id, pragma_user_version`).Scan(&appID, &version); err != nil {
+	if err := s.wc.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
+		return nil, s.openError(err)
+	}
+	if err := s.wc.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 		return nil, s.openError(err)
 	}
 	if err := s.schemaError(appID, version); err != nil {
