@@ -207,22 +207,26 @@ func (f *turnFold) stateLocked(sum string) turnState {
 // again), with encoding/json for the rest: the input and a notebook with
 // notes, and any text the scanner leaves to it.
 func readTurnState(data []byte, st *turnState) error {
-	fields := [...]string{"v", "seq", "sum", "turn", "round", "in_turn", "in_round", "gen", "activated", "input", "fresh", "turn_pin", "book", "open"}
-	var out [len(fields)][]byte
-	if ok, _ := jsonscan.Members(data, fields[:], out[:], jsonscan.Options{}); ok {
-		var seq int64
-		ok = stateInt(out[0], &st.V) && stateInt64(out[1], &seq) && stateString(out[2], &st.Sum) &&
-			stateInt(out[3], &st.Turn) && stateInt(out[4], &st.Round) && stateBool(out[5], &st.InTurn) &&
-			stateBool(out[6], &st.InRound) && stateInt(out[7], &st.Gen) && stateBool(out[8], &st.Activated) &&
-			stateAny(out[9], &st.Input) && stateBool(out[10], &st.Fresh) && stateString(out[11], &st.TurnPin) &&
-			stateBook(out[12], &st.Book) && stateList(out[13], &st.Open)
-		st.Seq = seq
-		if ok {
-			return nil
-		}
+	if readState(data, st) {
+		return nil
 	}
 	*st = turnState{}
 	return json.Unmarshal(data, st)
+}
+
+// readState is readTurnState's own reading: false where encoding/json
+// decides.
+func readState(data []byte, st *turnState) bool {
+	fields := [...]string{"v", "seq", "sum", "turn", "round", "in_turn", "in_round", "gen", "activated", "input", "fresh", "turn_pin", "book", "open"}
+	var out [len(fields)][]byte
+	if ok, _ := jsonscan.Members(data, fields[:], out[:], jsonscan.Options{}); !ok {
+		return false
+	}
+	return stateInt(out[0], &st.V) && stateInt64(out[1], &st.Seq) && stateString(out[2], &st.Sum) &&
+		stateInt(out[3], &st.Turn) && stateInt(out[4], &st.Round) && stateBool(out[5], &st.InTurn) &&
+		stateBool(out[6], &st.InRound) && stateInt(out[7], &st.Gen) && stateBool(out[8], &st.Activated) &&
+		stateAny(out[9], &st.Input) && stateBool(out[10], &st.Fresh) && stateString(out[11], &st.TurnPin) &&
+		stateBook(out[12], &st.Book) && stateList(out[13], &st.Open)
 }
 
 func stateString(raw []byte, dst *string) bool {
@@ -291,60 +295,21 @@ func stateBook(raw []byte, dst *session.BookState) bool {
 	return json.Unmarshal(raw, dst) == nil
 }
 
-// stateList slices a list that Members checked into its items' texts.
+// stateList reads the open calls' list into their texts.
 func stateList(raw []byte, dst *[]json.RawMessage) bool {
 	if raw == nil || string(raw) == "null" {
 		return true
 	}
-	s := jsonscan.Scanner{Data: raw}
-	if !s.Eat('[') {
+	items, ok := jsonscan.Items(raw)
+	if !ok {
 		return false
 	}
-	s.WS()
-	if s.Eat(']') {
-		*dst = []json.RawMessage{}
-		return true
+	out := make([]json.RawMessage, len(items))
+	for k, it := range items {
+		out[k] = it
 	}
-	var items []json.RawMessage
-	for {
-		s.WS()
-		start, depth := s.Pos, 0
-	item:
-		for s.Pos < len(s.Data) {
-			switch s.Data[s.Pos] {
-			case '"':
-				if _, _, why := s.String(); why != jsonscan.StrOK {
-					return false
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth == 0 {
-					break item
-				}
-				depth--
-			case ',':
-				if depth == 0 {
-					break item
-				}
-			}
-			s.Pos++
-		}
-		end := s.Pos
-		for end > start && (raw[end-1] == ' ' || raw[end-1] == '\t' || raw[end-1] == '\n' || raw[end-1] == '\r') {
-			end--
-		}
-		items = append(items, raw[start:end:end])
-		done, ok := s.Sep(']')
-		if !ok {
-			return false
-		}
-		if done {
-			*dst = items
-			return true
-		}
-	}
+	*dst = out
+	return true
 }
 
 // restore makes a new fold the stored state st (size bytes long); false

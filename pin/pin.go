@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/attune-dev/attune/internal/jsonscan"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -227,10 +228,74 @@ func Load(ctx context.Context, st store.Store, instance string) (*Pin, error) {
 		return nil, err
 	}
 	var p Pin
+	if readPin(data, &p) {
+		return &p, nil
+	}
+	p = Pin{}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, fmt.Errorf("pin of %s: %w", instance, err)
 	}
 	return &p, nil
+}
+
+// readPin decodes a stored pin as json.Unmarshal does, with the one
+// scanner (internal/jsonscan): every event of a hook process loads its
+// instance's pin, and encoding/json would build its tables for the pin's
+// types first. False where encoding/json decides: a name in another case
+// or with escapes, a string with escapes or other than ASCII, text that
+// is not JSON, a value of another type.
+func readPin(data []byte, p *Pin) bool {
+	fields := [...]string{"bot", "programs", "commands"}
+	var out [len(fields)][]byte
+	if ok, _ := jsonscan.Members(data, fields[:], out[:], jsonscan.Options{}); !ok || !pinString(out[0], &p.Bot) {
+		return false
+	}
+	progFields := [...]string{"name", "file", "pack", "pack_id", "sha256", "config"}
+	cmdFields := [...]string{"name", "file", "pack", "sha256"}
+	ok := pinList(out[1], &p.Programs, func(raw []byte, pr *Program) bool {
+		var m [len(progFields)][]byte
+		if ok, _ := jsonscan.Members(raw, progFields[:], m[:], jsonscan.Options{}); !ok {
+			return false
+		}
+		return pinString(m[0], &pr.Name) && pinString(m[1], &pr.File) && pinString(m[2], &pr.Pack) &&
+			pinString(m[3], &pr.PackID) && pinString(m[4], &pr.SHA256) && pinString(m[5], &pr.Config)
+	})
+	return ok && pinList(out[2], &p.Commands, func(raw []byte, c *Command) bool {
+		var m [len(cmdFields)][]byte
+		if ok, _ := jsonscan.Members(raw, cmdFields[:], m[:], jsonscan.Options{}); !ok {
+			return false
+		}
+		return pinString(m[0], &c.Name) && pinString(m[1], &c.File) && pinString(m[2], &c.Pack) && pinString(m[3], &c.SHA256)
+	})
+}
+
+func pinString(raw []byte, dst *string) bool {
+	if raw == nil || string(raw) == "null" {
+		return true
+	}
+	s, ok := jsonscan.PlainString(raw)
+	*dst = s
+	return ok
+}
+
+// pinList reads a list of objects, each with one; absent or null leave
+// the list as it is, as encoding/json does.
+func pinList[T any](raw []byte, dst *[]T, one func([]byte, *T) bool) bool {
+	if raw == nil || string(raw) == "null" {
+		return true
+	}
+	items, ok := jsonscan.Items(raw)
+	if !ok {
+		return false
+	}
+	out := make([]T, len(items))
+	for k, it := range items {
+		if string(it) != "null" && !one(it, &out[k]) { // a null item is the zero value
+			return false
+		}
+	}
+	*dst = out
+	return true
 }
 
 // MissingError is R1.6's failure: the pinned blob cannot be found.
