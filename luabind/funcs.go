@@ -59,7 +59,7 @@ type Library struct {
 
 // NewLibrary builds the shared function values of funcs.
 func NewLibrary(funcs []*Func) *Library {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	L := lua.NewState(builderOptions())
 	lib := &Library{top: map[string]*lua.LFunction{}, spaces: map[string]*lua.LTable{}, funcs: map[*Func]*lua.LFunction{}}
 	tables := map[string]*lua.LTable{}
 	callback := map[string]bool{}

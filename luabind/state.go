@@ -114,8 +114,18 @@ type libs struct {
 
 var shared = sync.OnceValue(buildLibs)
 
+// builderOptions are those of the states that only build shared values
+// (the libraries here, NewLibrary's functions): small, grown on need,
+// instead of gopher-lua's defaults (a fixed stack of 256 frames and a
+// registry of 5120 values), which every process building them allocated
+// and faulted in.
+func builderOptions() lua.Options {
+	return lua.Options{SkipOpenLibs: true, CallStackSize: 200, RegistrySize: 128, RegistryMaxSize: 1 << 20,
+		RegistryGrowStep: 128, MinimizeStackMemory: true}
+}
+
 func buildLibs() *libs {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	L := lua.NewState(builderOptions())
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
