@@ -24,6 +24,7 @@ import (
 	"github.com/attune-dev/attune/behaviors"
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/engine"
+	"github.com/attune-dev/attune/internal/jsonscan"
 )
 
 // The warm hand-off. A hook process pays for its start, the store's open
@@ -121,7 +122,12 @@ func Identity(cfg *config.Config) (string, error) {
 		return "", errors.New("warm hand-off: the configuration has no file")
 	}
 	h := sha256.New()
-	put := func(s string) { fmt.Fprintf(h, "%d:%s", len(s), s) }
+	var num []byte
+	put := func(s string) {
+		num = append(strconv.AppendInt(num[:0], int64(len(s)), 10), ':')
+		h.Write(num)
+		io.WriteString(h, s)
+	}
 	put(strconv.Itoa(warmVersion))
 	put(engine.Version)
 	put(runtime.Version())
@@ -230,7 +236,7 @@ func HandOff(ctx context.Context, cfg *config.Config, d Dialect, ev Event, timeo
 	if err != nil {
 		return Answer{}, fmt.Errorf("%w: %v", ErrWarmRefused, err)
 	}
-	event, err := json.Marshal(ev)
+	event, err := eventJSON(ev)
 	if err != nil {
 		return Answer{}, fmt.Errorf("%w: the event does not encode: %v", ErrWarmRefused, err)
 	}
@@ -255,7 +261,7 @@ func HandOff(ctx context.Context, cfg *config.Config, d Dialect, ev Event, timeo
 		return Answer{}, fmt.Errorf("%w: the process at %s runs as user %d, not as this user (%d)", ErrWarmRefused, path, uid, os.Getuid())
 	}
 	abs, _ := filepath.Abs(cfg.File)
-	head, _ := json.Marshal(warmRequest{V: warmVersion, Dialect: d.Name(), Config: abs, Ident: ident})
+	head := requestJSON(warmRequest{V: warmVersion, Dialect: d.Name(), Config: abs, Ident: ident})
 	msg := make([]byte, 0, len(head)+1+len(event))
 	msg = append(append(append(msg, head...), '\n'), event...)
 	if _, err := uc.Write(msg); err != nil {
@@ -267,8 +273,8 @@ func HandOff(ctx context.Context, cfg *config.Config, d Dialect, ev Event, timeo
 	if err != nil {
 		return Answer{}, fmt.Errorf("warm server: no answer: %w", err)
 	}
-	var rep warmReply
-	if err := json.Unmarshal(line, &rep); err != nil {
+	rep, err := readReply(line)
+	if err != nil {
 		return Answer{}, fmt.Errorf("warm server: a bad answer: %v", err)
 	}
 	if !rep.OK {
@@ -284,11 +290,160 @@ func HandOff(ctx context.Context, cfg *config.Config, d Dialect, ev Event, timeo
 	if _, err := io.ReadFull(br, out); err != nil {
 		return Answer{}, fmt.Errorf("warm server: the answer did not arrive whole: %w", err)
 	}
-	var a Answer
-	if err := json.Unmarshal(out, &a); err != nil {
+	a, err := readAnswer(out)
+	if err != nil {
 		return Answer{}, fmt.Errorf("warm server: the answer is not an answer: %v", err)
 	}
 	return a, nil
+}
+
+// The hook process's side of the protocol is encoded and decoded without
+// encoding/json's struct tables, which a fresh process would build for
+// Event, Answer and the headers at every hand-off: the request and the
+// event as maps and strings, the reply and the answer read with the one
+// scanner (internal/jsonscan), falling back to encoding/json where it
+// could read otherwise. What goes over the socket decodes as before.
+
+// requestJSON is the request's header line, as json.Marshal writes it.
+func requestJSON(q warmRequest) []byte {
+	b := append([]byte(`{"v":`), strconv.Itoa(q.V)...)
+	for _, f := range [...]struct{ k, v string }{{"dialect", q.Dialect}, {"config", q.Config}, {"ident", q.Ident}} {
+		v, _ := json.Marshal(f.v) // a string: no struct tables
+		b = append(append(append(append(b, `,"`...), f.k...), `":`...), v...)
+	}
+	return append(b, '}')
+}
+
+// eventJSON encodes ev as a map of its fields, the zero ones left out:
+// json.Unmarshal into an Event reads it as it reads json.Marshal(ev).
+func eventJSON(ev Event) ([]byte, error) {
+	m := make(map[string]any, 12)
+	str := func(k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if ev.Kind != 0 {
+		m["Kind"] = int(ev.Kind)
+	}
+	str("Name", ev.Name)
+	str("Session", ev.Session)
+	str("Cwd", ev.Cwd)
+	str("Turn", ev.Turn)
+	str("Tool", ev.Tool)
+	if ev.ToolInput != nil {
+		m["ToolInput"] = ev.ToolInput
+	}
+	str("ToolUseID", ev.ToolUseID)
+	if ev.ToolResponse != nil {
+		m["ToolResponse"] = ev.ToolResponse
+	}
+	str("Error", ev.Error)
+	str("Prompt", ev.Prompt)
+	if ev.StopActive {
+		m["StopActive"] = true
+	}
+	if ev.LastMessage != nil {
+		m["LastMessage"] = *ev.LastMessage
+	}
+	str("AgentID", ev.AgentID)
+	str("AgentType", ev.AgentType)
+	str("Source", ev.Source)
+	str("Reason", ev.Reason)
+	if ev.Fields != nil {
+		m["Fields"] = ev.Fields
+	}
+	return json.Marshal(m)
+}
+
+// readReply decodes a reply's header line as json.Unmarshal does.
+func readReply(line []byte) (warmReply, error) {
+	var rep warmReply
+	fields := [...]string{"ok", "why", "ident", "size"}
+	var out [len(fields)][]byte
+	if ok, _ := jsonscan.Members(line, fields[:], out[:], jsonscan.Options{}); ok &&
+		scanBool(out[0], &rep.OK) && scanString(out[1], &rep.Why) && scanString(out[2], &rep.Ident) && scanInt(out[3], &rep.Size) {
+		return rep, nil
+	}
+	rep = warmReply{}
+	err := json.Unmarshal(line, &rep)
+	return rep, err
+}
+
+// readAnswer decodes an answer as json.Unmarshal into an Answer does.
+func readAnswer(data []byte) (Answer, error) {
+	var a Answer
+	fields := [...]string{"Decision", "Reason", "UpdatedInput", "Context", "SystemMessage", "Halt", "StopReason", "UpdatedOutput", "HasOutput"}
+	var out [len(fields)][]byte
+	if ok, _ := jsonscan.Members(data, fields[:], out[:], jsonscan.Options{}); ok &&
+		scanString(out[0], &a.Decision) && scanString(out[1], &a.Reason) && scanMap(out[2], &a.UpdatedInput) &&
+		scanString(out[3], &a.Context) && scanString(out[4], &a.SystemMessage) && scanBool(out[5], &a.Halt) &&
+		scanString(out[6], &a.StopReason) && scanAny(out[7], &a.UpdatedOutput) && scanBool(out[8], &a.HasOutput) {
+		return a, nil
+	}
+	a = Answer{}
+	err := json.Unmarshal(data, &a)
+	return a, err
+}
+
+// The members' readers: absent or null leave the field as it is, as
+// encoding/json does; false where encoding/json is to decide.
+
+func scanString(raw []byte, dst *string) bool {
+	if raw == nil || string(raw) == "null" {
+		return true
+	}
+	if s, ok := jsonscan.PlainString(raw); ok {
+		*dst = s
+		return true
+	}
+	return false
+}
+
+func scanBool(raw []byte, dst *bool) bool {
+	switch string(raw) {
+	case "", "null":
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		return false
+	}
+	return true
+}
+
+func scanInt(raw []byte, dst *int) bool {
+	if raw == nil || string(raw) == "null" {
+		return true
+	}
+	for k, c := range raw { // an integer as JSON writes one (the scanner checked its grammar)
+		if (c < '0' || c > '9') && (k > 0 || c != '-') {
+			return false
+		}
+	}
+	n, err := strconv.Atoi(string(raw))
+	*dst = n
+	return err == nil
+}
+
+func scanAny(raw []byte, dst *any) bool {
+	if raw == nil {
+		return true
+	}
+	v, _, err := jsonscan.Decode(raw, jsonscan.Options{})
+	*dst = v
+	return err == nil
+}
+
+func scanMap(raw []byte, dst *map[string]any) bool {
+	if raw == nil || string(raw) == "null" {
+		return true
+	}
+	v, _, err := jsonscan.Decode(raw, jsonscan.Options{})
+	m, ok := v.(map[string]any)
+	*dst = m
+	return err == nil && ok
 }
 
 // Forward is the hand-off as a command hook makes it (AnswerOnce): the
