@@ -19,7 +19,9 @@ import (
 // directly and through `attune mcp` with one Lua guard on the tool (memory
 // store, SQLite), each way in turn within every round, and the benchmark
 // reports each way's p50 and p99 in µs and their ratios to direct's, from
-// the same run. b.N is the number of calls per way. With
+// the same run, and the CPU per call of each way's spawned process (the
+// server for direct, attune alone for the others) with the times per call
+// one of its threads was put on a CPU (runs: its wake-ups). b.N is the number of calls per way. With
 // ATTUNE_MCP_BASELINE set to another build of attune, that build runs
 // too (base-memory, base-sqlite), so two versions compare in one run.
 //
@@ -60,6 +62,8 @@ func BenchmarkToolCallNode(b *testing.B) {
 	var res map[string]struct {
 		N        int
 		P50, P99 float64
+		CPU      float64
+		Runs     float64
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		b.Fatalf("benchclient printed %q: %v\n%s", stdout.String(), err, stderr.String())
@@ -72,6 +76,10 @@ func BenchmarkToolCallNode(b *testing.B) {
 		}
 		b.ReportMetric(r.P50/1e3, w.Name+"-p50-µs")
 		b.ReportMetric(r.P99/1e3, w.Name+"-p99-µs")
+		if r.CPU >= 0 {
+			b.ReportMetric(r.CPU/1e3, w.Name+"-cpu-µs")
+			b.ReportMetric(r.Runs, w.Name+"-runs")
+		}
 		if w.Name != "direct" {
 			b.ReportMetric(r.P50/d.P50, w.Name+"-p50/direct")
 			b.ReportMetric(r.P99/d.P99, w.Name+"-p99/direct")
