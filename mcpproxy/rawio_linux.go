@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"io"
 	"os"
+	"strconv"
 	"syscall"
 	"unsafe"
 )
@@ -115,3 +116,58 @@ func rawWriter(w io.Writer) io.Writer {
 	}
 	return w
 }
+
+// FDWriter writes to a descriptor in non-blocking mode that the runtime's
+// poller does not watch, with raw system calls; when the descriptor is
+// full it waits in ppoll(2), as a system call that may block. It is for
+// the client's side of `attune mcp` when that is a socket (Node's child
+// processes get socket pairs): a socket the poller watches is reported
+// writable again each time the peer reads what was written to it, and each
+// report woke the proxy's thread for nothing, once per message sent.
+type FDWriter struct {
+	fd int
+}
+
+// NewFDWriter writes to fd, which must be in non-blocking mode and not be
+// watched by the runtime's poller (not an *os.File's descriptor); Close
+// closes it.
+func NewFDWriter(fd int) *FDWriter { return &FDWriter{fd: fd} }
+
+func (w *FDWriter) Write(p []byte) (int, error) {
+	written := 0
+	for written < len(p) {
+		m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(w.fd), uintptr(unsafe.Pointer(&p[written])), uintptr(len(p)-written))
+		switch e {
+		case 0:
+			written += int(m)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			if err := w.waitWritable(); err != nil {
+				return written, &os.PathError{Op: "write", Path: "fd " + strconv.Itoa(w.fd), Err: err}
+			}
+		default:
+			return written, &os.PathError{Op: "write", Path: "fd " + strconv.Itoa(w.fd), Err: e}
+		}
+	}
+	return written, nil
+}
+
+// waitWritable waits until the descriptor takes more (or fails).
+func (w *FDWriter) waitWritable() error {
+	type pollFd struct {
+		fd             int32
+		events, revent int16
+	}
+	pfd := pollFd{fd: int32(w.fd), events: 0x4} // POLLOUT
+	for {
+		_, _, e := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, 0, 0, 0, 0)
+		if e != syscall.EINTR {
+			if e != 0 {
+				return e
+			}
+			return nil // writable, or an error the next write reports
+		}
+	}
+}
+
+func (w *FDWriter) Close() error { return syscall.Close(w.fd) }

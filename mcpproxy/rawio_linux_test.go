@@ -2,8 +2,10 @@ package mcpproxy
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
+	"syscall"
 	"testing"
 )
 
@@ -33,5 +35,44 @@ func TestRawIOPipe(t *testing.T) {
 	}
 	if _, ok := rawReader(bytes.NewReader(nil)).(*rawIO); ok {
 		t.Error("a reader that is not a file was wrapped")
+	}
+}
+
+// FDWriter writes all of a message larger than a socket's buffer to a
+// non-blocking socket the poller does not watch, waiting while the peer
+// reads; a write after the peer closed fails (EPIPE), with no signal that
+// ends the process.
+func TestFDWriterSocket(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		t.Fatal(err)
+	}
+	w := NewFDWriter(fds[0])
+	peer := os.NewFile(uintptr(fds[1]), "peer")
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB, more than a socket holds
+	done := make(chan error, 1)
+	go func() {
+		n, err := w.Write(big)
+		if err == nil && n != len(big) {
+			err = io.ErrShortWrite
+		}
+		done <- err
+	}()
+	got := make([]byte, len(big))
+	if _, err := io.ReadFull(peer, got); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("read: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	peer.Close()
+	if _, err := w.Write([]byte("after\n")); !errors.Is(err, syscall.EPIPE) {
+		t.Fatalf("a write after the peer closed: %v, want EPIPE", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

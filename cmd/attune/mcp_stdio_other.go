@@ -2,7 +2,12 @@
 
 package main
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 // pollableStdio: standard input and output as they are.
-func pollableStdio() (in, out *os.File, restore func()) { return os.Stdin, os.Stdout, func() {} }
+func pollableStdio() (in *os.File, out io.Writer, restore func()) {
+	return os.Stdin, os.Stdout, func() {}
+}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"syscall"
 )
@@ -13,12 +14,13 @@ import (
 // mode. A read that waits on a blocking pipe holds a thread in the kernel,
 // and its end wakes the runtime's monitor, which then runs every 20 µs
 // while the process works (mcpproxy reads and writes these files with raw
-// system calls, which do not wake it). A terminal or a file is left as it is
-// (non-blocking mode is shared with every process using the descriptor).
-// restore puts back blocking mode and closes the copies.
-func pollableStdio() (in, out *os.File, restore func()) {
+// system calls, which do not wake it). The output is written without the
+// poller where the platform allows (outputWriter). A terminal or a file is
+// left as it is (non-blocking mode is shared with every process using the
+// descriptor). restore puts back blocking mode and closes the copies.
+func pollableStdio() (in *os.File, out io.Writer, restore func()) {
 	var undo []func()
-	open := func(f *os.File, std int) *os.File {
+	open := func(f *os.File, std int, output bool) io.Writer {
 		var st syscall.Stat_t // std, not f.Fd(): Fd would put a pollable f into blocking mode
 		if err := syscall.Fstat(std, &st); err != nil {
 			return f
@@ -35,6 +37,15 @@ func pollableStdio() (in, out *os.File, restore func()) {
 			_ = syscall.Close(fd)
 			return f
 		}
+		if output {
+			if w, ok := outputWriter(fd); ok {
+				undo = append(undo, func() {
+					_ = syscall.SetNonblock(fd, false)
+					_ = w.Close()
+				})
+				return w
+			}
+		}
 		p := os.NewFile(uintptr(fd), f.Name())
 		undo = append(undo, func() {
 			if rc, err := p.SyscallConn(); err == nil {
@@ -44,7 +55,8 @@ func pollableStdio() (in, out *os.File, restore func()) {
 		})
 		return p
 	}
-	in, out = open(os.Stdin, syscall.Stdin), open(os.Stdout, syscall.Stdout)
+	in = open(os.Stdin, syscall.Stdin, false).(*os.File)
+	out = open(os.Stdout, syscall.Stdout, true)
 	return in, out, func() {
 		for _, u := range undo {
 			u()
