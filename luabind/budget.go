@@ -136,12 +136,21 @@ func (b *budget) arm(now, d time.Duration) {
 	b.pending, b.fireAt = true, at
 }
 
-// startLocked starts the top frame's clock.
-func (b *budget) startLocked(now time.Duration) {
+// startLocked starts the top frame's clock; it reports whether the
+// watchdog wants a sample, which the caller takes once it has released
+// b.mu (Watchdog.sample).
+func (b *budget) startLocked(now time.Duration) bool {
 	rem := b.frames[len(b.frames)-1]
-	b.running = true
+	due := b.runLocked()
 	b.deadline = later(now, rem)
 	b.arm(now, rem)
+	return due
+}
+
+// runLocked marks the top frame's clock ticking, for the watchdog too.
+func (b *budget) runLocked() bool {
+	b.running = true
+	return b.wd != nil && b.wd.started()
 }
 
 // pauseLocked stops the top frame's clock, keeping what remains.
@@ -158,6 +167,7 @@ func (b *budget) pauseLocked(now time.Duration) {
 func (b *budget) stoppedLocked() {
 	if b.wd != nil {
 		b.stopped = b.wd.samples.Load()
+		b.wd.stopped()
 	}
 }
 
@@ -170,7 +180,6 @@ const NoCap = time.Duration(1<<63 - 1)
 func (b *budget) enter(within time.Duration) bool {
 	now := b.now()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.pauseLocked(now)
 	lim := min(b.limit, within)
 	if n := len(b.frames); n > 0 {
@@ -178,11 +187,13 @@ func (b *budget) enter(within time.Duration) bool {
 	}
 	b.frames = append(b.frames, lim)
 	b.starts = append(b.starts, lim)
-	b.startLocked(now)
-	if len(b.frames) == 1 && b.wd != nil {
-		b.wd.begin()
+	due := b.startLocked(now)
+	outer := len(b.frames) == 1
+	b.mu.Unlock()
+	if due {
+		b.wd.sample()
 	}
-	return len(b.frames) == 1
+	return outer
 }
 
 // exit closes the top frame; it reports whether it was the outermost one,
@@ -210,9 +221,6 @@ func (b *budget) exit() (bool, time.Duration, error) {
 		cause = b.cause
 	}
 	if len(b.frames) == 0 {
-		if b.wd != nil {
-			b.wd.end()
-		}
 		if b.fired {
 			b.fired, b.cause = false, nil
 			b.done = make(chan struct{})
@@ -280,21 +288,26 @@ func (b *budget) resumeToEnd() {
 // resume restarts the clock of the top frame.
 func (b *budget) resume() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if len(b.frames) == 0 || b.running {
+		b.mu.Unlock()
 		return
 	}
 	now := b.now()
 	if b.frames[len(b.frames)-1] <= 0 {
-		b.running = true
+		b.runLocked()
 		b.deadline = now
 		if !b.fired {
 			b.fired, b.cause = true, ErrBudget
 			close(b.done)
 		}
+		b.mu.Unlock()
 		return
 	}
-	b.startLocked(now)
+	due := b.startLocked(now)
+	b.mu.Unlock()
+	if due {
+		b.wd.sample() // a wait that ended on a heap over the limit cancels the callback here
+	}
 }
 
 // close stops the timer and leaves the watchdog. The watchdog is left
@@ -303,6 +316,10 @@ func (b *budget) resume() {
 // deadlock against a cancellation running at that moment.
 func (b *budget) close() {
 	b.mu.Lock()
+	if b.running { // not as the engine closes states; the watchdog's count stays right
+		b.running = false
+		b.stoppedLocked()
+	}
 	if b.timer != nil {
 		b.timer.Stop()
 		b.pending = false

@@ -105,3 +105,45 @@ func TestWatchdogCloseWhileCancelling(t *testing.T) {
 		t.Fatal("closing states while the watchdog cancels deadlocked")
 	}
 }
+
+// R1.11: the heap is sampled only while a script runs: a callback that
+// waits for host work costs the watchdog no sample (no timer, no wake-up
+// of the process) however long it waits.
+func TestWatchdogSamplesNothingWhileCallbacksWait(t *testing.T) {
+	w, a, _, entered, release := watchedPair(t)
+	done := make(chan error, 1)
+	go func() { done <- run(t, a, Callback, `host.wait()`) }()
+	<-entered
+	time.Sleep(5 * w.interval) // a sample due as the callback began is taken by now
+	before := w.samples.Load()
+	time.Sleep(20 * w.interval)
+	after := w.samples.Load()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("%d samples while the only callback waited, want none", after-before)
+	}
+}
+
+// R1.11: a script that grows the heap in short runs between host calls,
+// each shorter than the watchdog's interval, is still cancelled: a sample
+// is taken as its clock starts again once the last one is older than the
+// interval.
+func TestWatchdogCatchesShortRunsBetweenHostCalls(t *testing.T) {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	w := NewWatchdog(heapBytes(s) + 64<<20)
+	t.Cleanup(w.Close)
+	st := NewState(Options{Budget: 20 * time.Second, Watchdog: w})
+	t.Cleanup(st.Close)
+	st.Open(NewLibrary([]*Func{{Name: "host/pause", Ambients: Callback, Leaves: true, Fn: func(s *State) int {
+		time.Sleep(w.interval) // the script's clock is stopped meanwhile
+		return 0
+	}}}))
+	err := run(t, st, Callback, `keep = {} while true do keep[#keep + 1] = string.rep("x", 2^20) .. #keep host.pause() end`)
+	if !errors.Is(err, ErrMemoryLimit) {
+		t.Fatalf("the hog: %v", err)
+	}
+}
