@@ -104,6 +104,9 @@ func (b *bchain) verdict(_ *guardRun, v verdict, reason string, out Outcome) Out
 	return out
 }
 
+// committedOut: a boundary has no core to commit.
+func (b *bchain) committedOut(*guardRun) (Outcome, bool) { return Outcome{}, false }
+
 func (b *bchain) retryFrom(_ *guardRun, reason string) Outcome {
 	return Outcome{Status: StatusRefused, RefusedBy: ByGuard, Reason: "retry is for tool guards only; a boundary guard refused with it: " + reason}
 }

@@ -104,12 +104,12 @@ func deliveryKey(en session.Entry) (string, bool) {
 // hostCore runs a host tool's core under the host timeout: a delivery
 // (journaled while a turn is open, answered from the journal in a replay).
 // in and at are those of timedCore, for a core run at once.
-func (i *Instance) hostCore(ctx context.Context, te *toolEntry, callID string, args any, marks []string, in *lazyDeadline, at time.Time) (any, error) {
+func (i *Instance) hostCore(ctx context.Context, te *toolEntry, callID string, args any, marks []string, in *lazyDeadline, at time.Time, ch *chain) (any, error) {
 	if !i.sess.Load().delivering() {
-		return i.timedCore(ctx, in, at, te, callID, args, marks) // nothing to journal or replay: no closure to allocate
+		return i.timedCore(ctx, in, at, te, callID, args, marks, ch) // nothing to journal or replay: no closure to allocate
 	}
 	return i.deliverFor(ctx, session.Core, te.path, callID, func(ctx context.Context) (any, error) {
-		return i.timedCore(ctx, nil, time.Time{}, te, callID, args, marks)
+		return i.timedCore(ctx, nil, time.Time{}, te, callID, args, marks, ch)
 	})
 }
 

@@ -31,6 +31,10 @@ type guardChain interface {
 	invoke(s *luabind.State, gr *guardRun) Outcome
 	// retry is what a guard's (retry REASON) does.
 	retryFrom(gr *guardRun, reason string) Outcome
+	// committedOut is the outcome a guard that passed the call on with
+	// "return invoke(...)" returns whatever ended its callback, once the
+	// core committed it (Commit); false: none.
+	committedOut(gr *guardRun) (Outcome, bool)
 	// retrying reports that a later guard asked for a retry: the chain
 	// starts again, and the verdicts of the guards before it do not count.
 	retrying() bool
@@ -53,6 +57,7 @@ type guardRun struct {
 	k       int         // its place in the chain
 	call    *lua.LTable // the record it was given
 	invoked bool
+	tail    bool        // it invoked with "return invoke(...)": its outcome is invoke's
 	out     Outcome     // what invoke returned
 	outTab  *lua.LTable // and the outcome record the guard got
 	// a tool guard's arguments: as plain Go data, and the Lua value of
@@ -89,6 +94,11 @@ func runGuard(fr *frame, gr *guardRun) Outcome {
 		r.outs.Put(gr.outTab)
 	}
 	r.unlock(owned)
+	if out, ok := gr.chain.committedOut(gr); ok {
+		// no script ran after its invoke: a cancellation while it waited
+		// (err) cannot undo the success the host has acted on
+		return out
+	}
 	if err != nil {
 		return failedOut(r, err)
 	}
@@ -135,6 +145,7 @@ func fInvoke(s *luabind.State) int {
 	// straight back to runGuard, which reads gr.out and not the record: no
 	// script could see it, so none is made (the most common guard).
 	unseen := s.ReturnsToCaller()
+	gr.tail = unseen
 	gr.out = gr.chain.invoke(s, gr)
 	if unseen {
 		s.L.Push(lua.LNil)

@@ -44,6 +44,33 @@ func (i *Instance) callCore(ctx context.Context, core CoreFunc, callID, path str
 	return core(ctx, CoreCall{Instance: i.id, Session: i.rec.Session, CallID: callID, Path: path, Args: args, Marks: marks})
 }
 
+// commitKey is the key under which a core's ctx holds its chain (Commit).
+type commitKey struct{}
+
+// Commit, called by a host core with the ctx it was given, reports
+// whether a successful return of the core (a nil error, and a result the
+// journal can record: plain data) will be its call's outcome as it is,
+// and if so makes it so: no step of the chain after the core can change a
+// success (no result guard, no :post hook, every guard of the chain ends
+// in "return invoke(...)", the call is the host's own, not a behavior's,
+// and no trace is taken), and once Commit returned true a guard's callback
+// cancelled while it waited for the core (its host context ending, the
+// memory watchdog) no longer fails the call. A host may then act on the
+// core's result before the core returns, as if the call had returned it:
+// attune mcp answers its client, and the engine's work after the core
+// (the journal entries, the guards' unwinding) runs behind that answer. A
+// core may call Commit only once it holds the result it will return;
+// false (outside a chain, on the fast path, in a replay): nothing is
+// committed.
+func Commit(ctx context.Context) bool {
+	ch, _ := ctx.Value(commitKey{}).(*chain)
+	if ch == nil || ch.committed || !ch.final() {
+		return ch != nil && ch.committed
+	}
+	ch.committed = true
+	return true
+}
+
 // corePanic, deferred, turns a panicking core into its call's failure.
 func corePanic(path string, err *error) {
 	if p := recover(); p != nil {
@@ -53,9 +80,14 @@ func corePanic(path string, err *error) {
 
 // timedCore is callCore under the host timeout, the core's ctx made in a
 // struct of the caller's that no callback used yet (nil: a new one), its
-// deadline host_timeout after at (zero: now); see hostCtxIn.
-func (i *Instance) timedCore(ctx context.Context, in *lazyDeadline, at time.Time, te *toolEntry, callID string, args any, marks []string) (any, error) {
+// deadline host_timeout after at (zero: now); see hostCtxIn. ch is the
+// chain whose core this is (Commit).
+func (i *Instance) timedCore(ctx context.Context, in *lazyDeadline, at time.Time, te *toolEntry, callID string, args any, marks []string, ch *chain) (any, error) {
 	hctx := i.e.hostCtxIn(ctx, in, at)
+	if ch != nil {
+		hctx.commit.Store(ch)
+		defer hctx.commit.Store(nil) // a chain goes back to its pool after its call: none commits it later
+	}
 	defer hctx.cancel()
 	res, err := i.callCore(hctx, te.core, callID, te.path, args, marks)
 	if err != nil {

@@ -24,6 +24,7 @@ type lazyDeadline struct {
 	mu     sync.Mutex
 	inner  atomic.Pointer[lazyInner] // set once, under mu
 	done   bool                      // cancelled before inner was made
+	commit atomic.Pointer[chain]     // while its core runs, the chain of the core this is the ctx of (Commit)
 }
 
 type lazyInner struct {
@@ -110,6 +111,11 @@ func (l *lazyDeadline) Err() error {
 // (and once made) from the real context, so that context.Cause and the
 // contexts derived from this one see its end.
 func (l *lazyDeadline) Value(key any) any {
+	if _, ok := key.(commitKey); ok {
+		if ch := l.commit.Load(); ch != nil {
+			return ch
+		}
+	}
 	if in := l.inner.Load(); in != nil {
 		return in.ctx.Value(key)
 	}

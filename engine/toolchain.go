@@ -386,6 +386,11 @@ type chainState struct {
 	hostAt time.Time
 	// harness is the harness data the call's records carry (harness.go)
 	harness any
+	// tails counts the guards of this attempt that passed the call on
+	// with "return invoke(...)" (their outcome is invoke's, unseen);
+	// committed: the core committed its success (Commit)
+	tails     int
+	committed bool
 }
 
 // callScope is made once for a call from the host: the thread its chain
@@ -504,7 +509,7 @@ func (c *chain) run() Outcome {
 	var out Outcome
 	for c.attempt = 1; ; c.attempt++ {
 		c.marks = c.marks[:0]
-		c.retry, c.floorSaw, c.floorArgs = false, false, nil
+		c.retry, c.floorSaw, c.floorArgs, c.tails = false, false, nil, 0
 		out = c.step(0, c.args)
 		if !c.retry {
 			break
@@ -637,7 +642,35 @@ func (c *chain) invoke(s *luabind.State, gr *guardRun) Outcome {
 	if gr.k+1 == len(c.te.guards) {
 		c.hostAt = s.HostSince()
 	}
+	if gr.tail {
+		c.tails++
+	}
 	return c.invokeWith(s, gr, v)
+}
+
+// final reports that nothing after the core step can change a successful
+// outcome of this chain (Commit): every guard passed the call on
+// with "return invoke(...)", no result guard or :post hook follows, the
+// call is the host's own, and no trace is taken.
+func (c *chain) final() bool {
+	if c.parent != nil || c.plug != nil || c.i.e.tracer != nil || len(c.te.results) > 0 || c.tails != len(c.te.guards) {
+		return false
+	}
+	for _, h := range c.te.hooks {
+		if h.post != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// committedOut is what a guard of a committed chain returns: the
+// committed success, whatever ended its callback after the core.
+func (c *chain) committedOut(gr *guardRun) (Outcome, bool) {
+	if c.committed && gr.invoked && gr.tail && gr.out.Status == StatusOK {
+		return gr.out, true
+	}
+	return Outcome{}, false
 }
 
 // proceed is invoke() for a guard that returned (allow REASON) or (ask
@@ -819,7 +852,7 @@ func (c *chain) core(args any) Outcome {
 		}
 		at := c.hostAt
 		c.hostAt = time.Time{}
-		res, err := c.i.hostCore(c.ctx, te, c.callID, args, append([]string(nil), c.marks...), in, at)
+		res, err := c.i.hostCore(c.ctx, te, c.callID, args, append([]string(nil), c.marks...), in, at, c)
 		return hostOutcome(res, err, "")
 	}
 	d := te.def

@@ -395,7 +395,7 @@ func (p *proxy) dispatch(ctx context.Context, req *request) (json.RawMessage, er
 	case "tools/list":
 		return p.listTools(ctx)
 	case "tools/call":
-		return p.callTool(ctx, req.Params)
+		return p.callTool(ctx, req.ID, req.Params)
 	}
 	if len(p.ups) == 1 {
 		return p.ups[0].callRelay(ctx, req.Method, req.Params, p.relayTo(req.ID))

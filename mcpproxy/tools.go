@@ -194,8 +194,9 @@ type callParams struct {
 // callSlot carries what the chain's core received from the upstream for
 // the call the client made: the result is relayed as the upstream sent it.
 type callSlot struct {
-	id   string          // the call id the proxy gave the chain
-	meta json.RawMessage // the client's _meta, passed on
+	id    string          // the call id the proxy gave the chain
+	reqID json.RawMessage // the client's request id, for an answer sent from the core
+	meta  json.RawMessage // the client's _meta, passed on
 	// ctx is the client's request: the core waits on it for a
 	// cancellation, and on its own ctx's deadline (callUntil)
 	ctx context.Context
@@ -208,6 +209,8 @@ type callSlot struct {
 	mu      sync.Mutex
 	raw     json.RawMessage
 	isError bool
+	// replied: the core answered the client itself (answerEarly)
+	replied bool
 }
 
 type slotKey struct{}
@@ -262,9 +265,10 @@ func (p *proxy) core(up *upstream, tool string) engine.CoreFunc {
 			return nil, &UpstreamError{Upstream: up.name, Method: "tools/call", Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
 		}
 		isErr, _ := res["isError"].(bool)
+		replied := slot != nil && !isErr && p.answerEarly(ctx, slot, raw)
 		if slot != nil {
 			slot.mu.Lock()
-			slot.raw, slot.isError = raw, isErr
+			slot.raw, slot.isError, slot.replied = raw, isErr, replied
 			slot.mu.Unlock()
 		}
 		if isErr {
@@ -272,6 +276,24 @@ func (p *proxy) core(up *upstream, tool string) engine.CoreFunc {
 		}
 		return res, nil
 	}
+}
+
+// answerEarly sends the client the upstream's result of its call from the
+// core, before the engine's work after the core (the journal entries of
+// the call, the guards' unwinding, the chain's end), when that answer is
+// already the one callTool would send: the chain committed the core's
+// success (engine.Commit: every guard passed the call on with
+// "return invoke(...)", no result guard or :post hook), no round boundary
+// is due after the call (no round guard or hook, no note waiting to be
+// placed, whose text the answer would carry), and it is the client's own
+// call. That work is then off the call's path; it still runs before the
+// request's worker takes another request.
+func (p *proxy) answerEarly(ctx context.Context, slot *callSlot, raw json.RawMessage) bool {
+	if slot.reqID == nil || !p.inst.Turn().InRound || p.inst.RoundWork() || !engine.Commit(ctx) {
+		return false
+	}
+	_ = p.client.write(&response{ID: slot.reqID, Result: raw})
+	return true
 }
 
 // sameMap reports whether a is the map m itself.
@@ -312,7 +334,7 @@ func resultText(res map[string]any) string {
 // callTool answers tools/call: the tool chain at the tool's path; then
 // the round ends and the next begins, and the notes placed into it are
 // appended to the result with the chain's diagnostics.
-func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (p *proxy) callTool(ctx context.Context, reqID, params json.RawMessage) (json.RawMessage, error) {
 	var c callParams // one pass: the arguments are decoded with the rest
 	rawArgs, faithful, ok, err := fastCallParams(params, &c)
 	if err == nil && !ok {
@@ -358,11 +380,22 @@ func (p *proxy) callTool(ctx context.Context, params json.RawMessage) (json.RawM
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + c.Name}
 	}
-	slot := &callSlot{id: p.inst.ID() + "/mcp-" + strconv.FormatInt(p.calls.Add(1), 10), meta: c.Meta, ctx: ctx}
+	slot := &callSlot{id: p.inst.ID() + "/mcp-" + strconv.FormatInt(p.calls.Add(1), 10), reqID: reqID, meta: c.Meta, ctx: ctx}
 	if m, ok := args.(map[string]any); ok && c.Arguments != nil {
 		slot.args, slot.rawArgs = m, rawArgs
 	}
 	out := p.inst.Tool(context.WithValue(ctx, slotKey{}, slot), engine.ToolCall{Path: tgt.path, Args: args, CallID: slot.id})
+	slot.mu.Lock()
+	replied := slot.replied
+	slot.mu.Unlock()
+	if replied {
+		// answered from the core (answerEarly): the outcome is the
+		// committed success, and no round boundary was due
+		if out.Status != engine.StatusOK || out.Replaced || len(out.Diagnostics) > 0 {
+			p.logf("tools/call %s: answered with the upstream's result, but the call's outcome is %s %s%s", c.Name, out.Status, out.Reason, out.Error)
+		}
+		return nil, errRelayed
+	}
 	notes := p.nextRound(ctx)
 	var extra []string
 	extra = append(extra, out.Diagnostics...)
