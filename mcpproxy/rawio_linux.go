@@ -16,9 +16,25 @@ import (
 // long as any goroutine runs: several thread switches per tools/call, a
 // sixth of the proxy's CPU. A read or write of a non-blocking descriptor
 // never blocks, so a raw call (syscall.RawSyscall) is enough.
+//
+// Read and Write each serve one caller at a time (the connection's
+// reader; wire.Writer, which holds a lock around each write): the system
+// call each hands the poller is a function made once, with its state in
+// the struct, where a closure per call cost an allocation for it and for
+// what it captured, four per call.
 type rawIO struct {
 	f  *os.File
 	rc syscall.RawConn
+
+	rp     []byte // the read's buffer, n and error
+	rn     int
+	rerrno syscall.Errno
+	readFn func(fd uintptr) bool
+
+	wp      []byte // the write's bytes, how many are written, and error
+	wn      int
+	werrno  syscall.Errno
+	writeFn func(fd uintptr) bool
 }
 
 // newRawIO wraps f when it is in non-blocking mode (the runtime's poller
@@ -35,25 +51,19 @@ func newRawIO(f *os.File) (*rawIO, bool) {
 	}); cerr != nil || !nonblocking {
 		return nil, false
 	}
-	return &rawIO{f: f, rc: rc}, true
+	r := &rawIO{f: f, rc: rc}
+	r.readFn, r.writeFn = r.read, r.write
+	return r, true
 }
 
 func (r *rawIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := r.rc.Read(func(fd uintptr) bool {
-		for {
-			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if e == syscall.EINTR {
-				continue
-			}
-			n, errno = int(m), e
-			return e != syscall.EAGAIN
-		}
-	})
+	r.rp, r.rn, r.rerrno = p, 0, 0
+	err := r.rc.Read(r.readFn)
+	n, errno := r.rn, r.rerrno
+	r.rp = nil
 	switch {
 	case err != nil:
 		return 0, err
@@ -65,25 +75,43 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *rawIO) Write(p []byte) (int, error) {
-	written := 0
-	var errno syscall.Errno
-	err := r.rc.Write(func(fd uintptr) bool {
-		for written < len(p) {
-			m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[written])), uintptr(len(p)-written))
-			switch e {
-			case 0:
-				written += int(m)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
+// read is the read system call Read hands the poller.
+func (r *rawIO) read(fd uintptr) bool {
+	p := r.rp
+	for {
+		m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e == syscall.EINTR {
+			continue
 		}
-		return true
-	})
+		r.rn, r.rerrno = int(m), e
+		return e != syscall.EAGAIN
+	}
+}
+
+// write is the write system calls Write hands the poller.
+func (r *rawIO) write(fd uintptr) bool {
+	p := r.wp
+	for r.wn < len(p) {
+		m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[r.wn])), uintptr(len(p)-r.wn))
+		switch e {
+		case 0:
+			r.wn += int(m)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			r.werrno = e
+			return true
+		}
+	}
+	return true
+}
+
+func (r *rawIO) Write(p []byte) (int, error) {
+	r.wp, r.wn, r.werrno = p, 0, 0
+	err := r.rc.Write(r.writeFn)
+	written, errno := r.wn, r.werrno
+	r.wp = nil
 	switch {
 	case err != nil:
 		return written, err
