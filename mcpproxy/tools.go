@@ -253,7 +253,18 @@ func (p *proxy) core(up *upstream, tool string) engine.CoreFunc {
 		var raw json.RawMessage
 		if slot != nil {
 			until, _ := ctx.Deadline()
-			raw, err = up.callUntil(slot.ctx, until, "tools/call", data, nil)
+			var early func(*response)
+			if slot.reqID != nil {
+				// the answer leaves from the upstream's read loop when it can
+				early = func(r *response) {
+					if r.Error == nil && notToolError(r.Result) && p.answerEarly(ctx, slot, r.Result) {
+						slot.mu.Lock()
+						slot.replied = true
+						slot.mu.Unlock()
+					}
+				}
+			}
+			raw, err = up.callEarly(slot.ctx, until, "tools/call", data, nil, early)
 		} else {
 			raw, err = up.call(ctx, "tools/call", data)
 		}
@@ -265,8 +276,13 @@ func (p *proxy) core(up *upstream, tool string) engine.CoreFunc {
 			return nil, &UpstreamError{Upstream: up.name, Method: "tools/call", Err: fmt.Errorf("its result is not an object: %s", clip(raw))}
 		}
 		isErr, _ := res["isError"].(bool)
-		replied := slot != nil && !isErr && p.answerEarly(ctx, slot, raw)
 		if slot != nil {
+			slot.mu.Lock()
+			replied := slot.replied
+			slot.mu.Unlock()
+			if !replied && !isErr && p.answerEarly(ctx, slot, raw) {
+				replied = true
+			}
 			slot.mu.Lock()
 			slot.raw, slot.isError, slot.replied = raw, isErr, replied
 			slot.mu.Unlock()
@@ -294,6 +310,17 @@ func (p *proxy) answerEarly(ctx context.Context, slot *callSlot, raw json.RawMes
 	}
 	_ = p.client.write(&response{ID: slot.reqID, Result: raw})
 	return true
+}
+
+var isErrorField = []string{"isError"}
+
+// notToolError reports that a tools/call result is a JSON object whose
+// isError is not true, as decodeObject and the core read it; false when
+// it cannot tell (the core then judges the decoded result).
+func notToolError(raw json.RawMessage) bool {
+	var out [1][]byte
+	ok, err := jsonscan.Members(raw, isErrorField, out[:], jsonscan.Options{Dups: true})
+	return ok && err == nil && string(out[0]) != "true"
 }
 
 // sameMap reports whether a is the map m itself.

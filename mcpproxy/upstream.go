@@ -50,6 +50,9 @@ type pending struct {
 	ch       chan *response
 	relay    func(*response) bool
 	relayed  bool
+	// early, when set, sees the answer in the read loop before the caller
+	// gets it, which it still does (callEarly)
+	early    func(*response)
 	bad      *BadMessageError // the answer was a line that is not JSON-RPC
 	deadline time.Time        // when the request times out
 	timedOut bool             // the deadline passed first (expire)
@@ -182,6 +185,9 @@ func (u *upstream) deliver(r *response) {
 	if pd.relay != nil {
 		pd.relayed = pd.relay(r)
 	}
+	if pd.early != nil {
+		pd.early(r)
+	}
 	pd.ch <- r
 }
 
@@ -248,10 +254,17 @@ func (u *upstream) callRelay(ctx context.Context, method string, params json.Raw
 // the engine's ctx, whose timer is made only when someone waits on it,
 // needs none (the upstream's one timer serves both).
 func (u *upstream) callUntil(ctx context.Context, until time.Time, method string, params json.RawMessage, relay func(*response) bool) (json.RawMessage, error) {
+	return u.callEarly(ctx, until, method, params, relay, nil)
+}
+
+// callEarly is callUntil with early, which sees the answer in the read
+// loop, before the caller is woken with it: what it sends the client is
+// not held up by that hand-over (tools.go, answerEarly).
+func (u *upstream) callEarly(ctx context.Context, until time.Time, method string, params json.RawMessage, relay func(*response) bool, early func(*response)) (json.RawMessage, error) {
 	fail := func(err error) (json.RawMessage, error) {
 		return nil, &UpstreamError{Upstream: u.name, Method: method, Err: err}
 	}
-	pd := &pending{ch: make(chan *response, 1), relay: relay}
+	pd := &pending{ch: make(chan *response, 1), relay: relay, early: early}
 	wait, key := u.timeout, "call_timeout"
 	if method == "initialize" {
 		wait, key = u.start, "start_timeout"
