@@ -69,6 +69,7 @@ type Runtime struct {
 	cwds  map[string]string // instance id -> the session's working folder (reads run there)
 
 	warmSet warmSet // hook serve's warm sessions (serve.go)
+	work    workers // a warm runtime's answers run here (Go)
 }
 
 // Options open a Runtime.
@@ -112,6 +113,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 		tl.dir = ""
 	}
 	rt := &Runtime{cfg: cfg, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tlog: tl, tools: map[string]string{}, cwds: map[string]string{}}
+	rt.work.max = maxIdleWorkers
 	if o.DryRun { // locks in a folder of this runtime's own, removed by Close
 		dir, err := os.MkdirTemp("", "attune-explain-")
 		if err != nil {
@@ -163,12 +165,24 @@ func withMissingPacks(err error, cfg *config.Config) error {
 
 // Close closes the engine.
 func (r *Runtime) Close() error {
+	r.work.close()
 	err := r.e.Close()
 	r.tlog.close()
 	if r.tmp != "" {
 		os.RemoveAll(r.tmp)
 	}
 	return err
+}
+
+// Go runs f off the caller's goroutine, as Responder.Go: a warm runtime
+// runs it on a goroutine kept from one event to the next (workers), whose
+// stack has grown to an answer's depth already; another starts one for f.
+func (r *Runtime) Go(f func()) {
+	if !r.warm {
+		go f()
+		return
+	}
+	r.work.run(f)
 }
 
 // Log is where the runtime says what went wrong (Options.Stderr).
