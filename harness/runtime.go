@@ -68,8 +68,9 @@ type Runtime struct {
 	tools map[string]string // path -> effects registered, joined
 	cwds  map[string]string // instance id -> the session's working folder (reads run there)
 
-	warmSet warmSet // hook serve's warm sessions (serve.go)
-	work    workers // a warm runtime's answers run here (Go)
+	warmSet warmSet   // hook serve's warm sessions (serve.go)
+	work    workers   // a warm runtime's answers run here (Go)
+	locks   lockFiles // a warm runtime's session lock files, kept open
 }
 
 // Options open a Runtime.
@@ -166,6 +167,7 @@ func withMissingPacks(err error, cfg *config.Config) error {
 // Close closes the engine.
 func (r *Runtime) Close() error {
 	r.work.close()
+	r.locks.close()
 	err := r.e.Close()
 	r.tlog.close()
 	if r.tmp != "" {
@@ -245,7 +247,7 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 		return Answer{}, nil
 	}
 	id, main, _ := instanceID(d, h, ev)
-	unlock, err := lockSession(ctx, r.dir, main)
+	unlock, err := r.lockSession(ctx, main)
 	if err != nil {
 		return Answer{}, err
 	}
