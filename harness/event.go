@@ -1,6 +1,10 @@
 package harness
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // Kind is what an agent's hook event means to attune, whatever the
 // dialect calls it.
@@ -67,12 +71,31 @@ func EventFields(data []byte) map[string]any {
 		case "tool_input", "tool_response", "tool_output", "result_json":
 			continue
 		}
+		if str, ok := plainString(v); ok {
+			m[k] = str
+			continue
+		}
 		var x any
 		if json.Unmarshal(v, &x) == nil {
 			m[k] = x
 		}
 	}
 	return m
+}
+
+// plainString is the string a JSON value that the decoder checked is,
+// when it is one with no escape and valid UTF-8 (ids, names, paths: most
+// of an event's fields), whose text is then its value: decoding it again
+// cost more than the rest of reading the event.
+func plainString(v json.RawMessage) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	body := v[1 : len(v)-1]
+	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
 }
 
 // fields is what records carry as harness.event for ev.

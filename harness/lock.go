@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/attune-dev/attune/config"
@@ -126,15 +127,31 @@ func lockSession(ctx context.Context, dir, session string) (func(), error) {
 }
 
 func takeLock(ctx context.Context, dir, session string) (*sessionLock, error) {
-	if err := secureDir(dir); err != nil {
-		return nil, err
-	}
+	return takeLockWith(ctx, dir, session, nil)
+}
+
+// takeLockWith is takeLock trying first f, a file of the session's lock
+// kept open from before (nil: none), which it closes when the name no
+// longer names f's file. The folder is checked (secureDir) before a file
+// is opened in it; a kept file was opened in a folder found safe, and is
+// used only while its name still names it (checked after the lock, as for
+// any file), so no one could have put another file in its place.
+func takeLockWith(ctx context.Context, dir, session string, f *os.File) (*sessionLock, error) {
+	checked := false
 	name := lockName(dir, session)
 	wait := 200 * time.Microsecond
 	for {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("session lock: %w", err)
+		if f == nil {
+			if !checked {
+				if err := secureDir(dir); err != nil {
+					return nil, err
+				}
+				checked = true
+			}
+			var err error
+			if f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+				return nil, fmt.Errorf("session lock: %w", err)
+			}
 		}
 		for {
 			locked, err := tryLock(f)
@@ -165,8 +182,79 @@ func takeLock(ctx context.Context, dir, session string) (*sessionLock, error) {
 		}
 		_ = unlockFile(f)
 		f.Close()
+		f = nil
 		if err2 != nil && !errors.Is(err2, fs.ErrNotExist) {
 			return nil, fmt.Errorf("session lock: %w", err2)
 		}
 	}
+}
+
+// lockFiles are the session lock files a warm runtime keeps open between
+// events, unlocked: taking a session's lock is then the flock and the
+// check that the name still names the file, without checking the folder,
+// opening the file and closing it again each time (nine system calls of
+// the fifteen an event made besides SQLite's).
+// A kept file whose name was removed (the session evicted, here or by
+// another process) is closed at its next use and the name opened again.
+type lockFiles struct {
+	mu     sync.Mutex
+	files  map[string]*os.File // lock file name -> its open file
+	closed bool
+}
+
+// maxLockFiles bounds the lock files a warm runtime keeps open.
+const maxLockFiles = 256
+
+// take returns the kept file of the lock named name, nil when none is
+// kept; the caller has it to itself until it puts it back.
+func (c *lockFiles) take(name string) *os.File {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.files[name]
+	delete(c.files, name)
+	return f
+}
+
+// keep puts back f, unlocked, as the kept file of name (closing it when
+// another is kept already, or there are too many, or c is closed).
+func (c *lockFiles) keep(name string, f *os.File) {
+	c.mu.Lock()
+	if _, ok := c.files[name]; ok || c.closed || len(c.files) >= maxLockFiles {
+		c.mu.Unlock()
+		f.Close()
+		return
+	}
+	if c.files == nil {
+		c.files = map[string]*os.File{}
+	}
+	c.files[name] = f
+	c.mu.Unlock()
+}
+
+// close closes the kept files.
+func (c *lockFiles) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for name, f := range c.files {
+		f.Close()
+		delete(c.files, name)
+	}
+}
+
+// lockSession is the package's lockSession for r: a warm runtime keeps
+// the session's lock file open between events (lockFiles).
+func (r *Runtime) lockSession(ctx context.Context, session string) (func(), error) {
+	if !r.warm {
+		return lockSession(ctx, r.dir, session)
+	}
+	name := lockName(r.dir, session)
+	l, err := takeLockWith(ctx, r.dir, session, r.locks.take(name))
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		_ = unlockFile(l.f)
+		r.locks.keep(l.name, l.f)
+	}, nil
 }

@@ -130,3 +130,64 @@ func mustConfigText(t *testing.T, text string) *config.Config {
 	os.WriteFile(path, []byte(text), 0o644)
 	return mustConfig(t, path)
 }
+
+// A warm runtime keeps a session's lock file open between events and
+// locks it again: the lock still excludes other holders, is free between
+// events, and a kept file whose name was removed meanwhile (the session
+// evicted, by this process or another) is not the one locked next time.
+func TestWarmLockFiles(t *testing.T) {
+	r := &Runtime{warm: true, dir: filepath.Join(t.TempDir(), "locks")}
+	defer r.locks.close()
+	busy := func() bool {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		l, err := takeLock(ctx, r.dir, "claude/s")
+		if err == nil {
+			l.release()
+		}
+		return err != nil
+	}
+	unlock, err := r.lockSession(t.Context(), "claude/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !busy() {
+		t.Fatal("a warm runtime's session lock did not exclude another holder")
+	}
+	unlock()
+	name := lockName(r.dir, "claude/s")
+	kept := r.locks.files[name]
+	if kept == nil {
+		t.Fatal("the lock file was not kept open")
+	}
+	if busy() {
+		t.Fatal("the kept lock file is still locked between events")
+	}
+	unlock, err = r.lockSession(t.Context(), "claude/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !busy() {
+		t.Fatal("the kept lock file, locked again, did not exclude another holder")
+	}
+	unlock()
+	if r.locks.files[name] != kept {
+		t.Fatal("the lock file was opened again, not the kept one used")
+	}
+	l, err := takeLock(t.Context(), r.dir, "claude/s") // another process evicts it
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.remove()
+	unlock, err = r.lockSession(t.Context(), "claude/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !busy() {
+		t.Fatal("after its name was removed, the kept file was locked instead of the name's")
+	}
+	unlock()
+	if r.locks.files[name] == kept {
+		t.Fatal("the file of a removed name is still kept")
+	}
+}

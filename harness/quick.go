@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/attune-dev/attune/behaviors"
 	"github.com/attune-dev/attune/config"
@@ -83,11 +84,18 @@ func reachName(dir, instance string) string {
 	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".reach")
 }
 
-// dropReach removes an instance's reach before an event changes it.
+// dropReach removes an instance's reach before an event changes it. A
+// reach is a file, never a folder: one unlink (os.Remove tries rmdir too
+// when unlink fails, as it does on every event of hook serve, which keeps
+// no reach).
 func dropReach(dir, instance string) error {
-	err := os.Remove(reachName(dir, instance))
+	name := reachName(dir, instance)
+	err := syscall.Unlink(name)
+	for err == syscall.EINTR {
+		err = syscall.Unlink(name)
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return &fs.PathError{Op: "remove", Path: name, Err: err}
 	}
 	return nil
 }

@@ -27,6 +27,10 @@ type Responder struct {
 	// Timeout is the event's time, for the message when it runs out (the
 	// caller's ctx carries the deadline).
 	Timeout time.Duration
+	// Go runs Answer off the caller's goroutine, so that an answer past
+	// its time is not waited for (nil: a goroutine started for the event;
+	// a long-lived server passes Runtime.Go).
+	Go func(func())
 }
 
 // Respond answers the input data; readErr says why it is not all there
@@ -56,7 +60,11 @@ func (r Responder) Respond(ctx context.Context, data []byte, readErr error) []by
 // done, is a tool call nothing judged (Failure).
 func (r Responder) Decide(ctx context.Context, ev Event) Answer {
 	done := make(chan Answer, 1)
-	go func() {
+	run := r.Go
+	if run == nil {
+		run = func(f func()) { go f() }
+	}
+	run(func() {
 		defer func() {
 			if p := recover(); p != nil {
 				err := fmt.Errorf("internal error: %v", p)
@@ -65,7 +73,7 @@ func (r Responder) Decide(ctx context.Context, ev Event) Answer {
 			}
 		}()
 		done <- r.Answer(ctx, ev)
-	}()
+	})
 	select {
 	case a := <-done:
 		return a

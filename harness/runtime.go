@@ -68,7 +68,9 @@ type Runtime struct {
 	tools map[string]string // path -> effects registered, joined
 	cwds  map[string]string // instance id -> the session's working folder (reads run there)
 
-	warmSet warmSet // hook serve's warm sessions (serve.go)
+	warmSet warmSet   // hook serve's warm sessions (serve.go)
+	work    workers   // a warm runtime's answers run here (Go)
+	locks   lockFiles // a warm runtime's session lock files, kept open
 }
 
 // Options open a Runtime.
@@ -112,6 +114,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Runtime, error) {
 		tl.dir = ""
 	}
 	rt := &Runtime{cfg: cfg, dir: lockDir(cfg), store: storeFile(cfg), warm: o.Warm, log: o.Stderr, tlog: tl, tools: map[string]string{}, cwds: map[string]string{}}
+	rt.work.max = maxIdleWorkers
 	if o.DryRun { // locks in a folder of this runtime's own, removed by Close
 		dir, err := os.MkdirTemp("", "attune-explain-")
 		if err != nil {
@@ -163,12 +166,25 @@ func withMissingPacks(err error, cfg *config.Config) error {
 
 // Close closes the engine.
 func (r *Runtime) Close() error {
+	r.work.close()
+	r.locks.close()
 	err := r.e.Close()
 	r.tlog.close()
 	if r.tmp != "" {
 		os.RemoveAll(r.tmp)
 	}
 	return err
+}
+
+// Go runs f off the caller's goroutine, as Responder.Go: a warm runtime
+// runs it on a goroutine kept from one event to the next (workers), whose
+// stack has grown to an answer's depth already; another starts one for f.
+func (r *Runtime) Go(f func()) {
+	if !r.warm {
+		go f()
+		return
+	}
+	r.work.run(f)
 }
 
 // Log is where the runtime says what went wrong (Options.Stderr).
@@ -231,7 +247,7 @@ func (r *Runtime) handle(ctx context.Context, d Dialect, h *config.HookHarness, 
 		return Answer{}, nil
 	}
 	id, main, _ := instanceID(d, h, ev)
-	unlock, err := lockSession(ctx, r.dir, main)
+	unlock, err := r.lockSession(ctx, main)
 	if err != nil {
 		return Answer{}, err
 	}

@@ -79,7 +79,7 @@ func (r *Runtime) EvictWarm(ctx context.Context, most int, idle time.Duration) i
 	w.mu.Unlock()
 	for _, e := range out {
 		lctx, cancel := context.WithTimeout(ctx, time.Second)
-		l, err := takeLock(lctx, r.dir, e.main)
+		l, err := takeLockWith(lctx, r.dir, e.main, r.locks.take(lockName(r.dir, e.main)))
 		cancel()
 		if err != nil { // busy: an event runs; try again later
 			for id := range e.ids {

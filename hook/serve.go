@@ -320,7 +320,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	defer cancel()
 	w.Header().Set("Content-Type", "application/json")
 	r := harness.Responder{Dialect: s.d, Answer: func(ctx context.Context, ev harness.Event) harness.Answer { return s.r.Handle(ctx, s.d, ev) },
-		Log: s.r.Log(), Who: "attune hook serve " + s.d.Name(), Timeout: s.o.Timeout}
+		Log: s.r.Log(), Who: "attune hook serve " + s.d.Name(), Timeout: s.o.Timeout, Go: s.r.Go}
 	if req.Context().Value(overflowKey{}) != nil {
 		// past the connection cap: answer from the event's start, at once
 		w.Header().Set("Connection", "close")

@@ -12,6 +12,13 @@ import (
 // returns its address.
 func startServe(t testing.TB, cfg string) string {
 	t.Helper()
+	addr, _ := startServeProc(t, cfg)
+	return addr
+}
+
+// startServeProc is startServe, also returning the server's process id.
+func startServeProc(t testing.TB, cfg string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(attuneBin, "hook", "serve", "claude", "--listen", "127.0.0.1:0", "--config", cfg)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -30,7 +37,7 @@ func startServe(t testing.TB, cfg string) string {
 		if _, rest, ok := strings.Cut(got, "answering on http://"); ok {
 			if addr, _, ok := strings.Cut(rest, HTTPPath); ok {
 				go io.Copy(io.Discard, stderr)
-				return addr
+				return addr, cmd.Process.Pid
 			}
 		}
 		if err != nil {
@@ -38,5 +45,5 @@ func startServe(t testing.TB, cfg string) string {
 		}
 	}
 	t.Fatalf("hook serve did not start: %s", got)
-	return ""
+	return "", 0
 }

@@ -227,3 +227,43 @@ func TestSQLiteReadEntriesIndependent(t *testing.T) {
 		t.Errorf("a read allocates %.2f times a row", perRow)
 	}
 }
+
+// The WAL a flush syncs is the file its name names: the held one while it
+// has a name (one fstat), else the new file at the name (another
+// program's last connection removed the WAL and a writer made a new one),
+// else the database file (no WAL at all).
+func TestSQLiteFlushedFile(t *testing.T) {
+	s := openInternal(t)
+	if _, err := s.Append(t.Context(), "l", Any, [][]byte{[]byte("e")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	held := s.wal.f
+	name := s.wal.path + "-wal"
+	same := func(f *os.File, name string) bool {
+		a, err1 := f.Stat()
+		b, err2 := os.Stat(name)
+		return err1 == nil && err2 == nil && os.SameFile(a, b)
+	}
+	f, ok, err := s.wal.file()
+	if err != nil || !ok || f != held || !same(f, name) {
+		t.Fatalf("the held WAL: %v %v %v", f == held, ok, err)
+	}
+	// taken away from under the store (a test only: SQLite's own WAL is
+	// never removed while a connection is open)
+	if err := os.Remove(name); err != nil {
+		t.Fatal(err)
+	}
+	f, ok, err = s.wal.file()
+	if err != nil || ok || !same(f, s.wal.path) {
+		t.Fatalf("no WAL: the database file is not the one flushed (%v %v)", ok, err)
+	}
+	f.Close()
+	if err := os.WriteFile(name, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, ok, err = s.wal.file()
+	if err != nil || !ok || f == held || !same(f, name) {
+		t.Fatalf("a new WAL: not the file flushed (%v %v)", ok, err)
+	}
+	os.Remove(name)
+}

@@ -108,6 +108,14 @@ func (w *walSync) flush() error {
 func (w *walSync) file() (f *os.File, held bool, err error) {
 	w.fmu.Lock()
 	defer w.fmu.Unlock()
+	// The common case in one system call: the WAL held still has a name
+	// (SQLite never renames a WAL, it only removes it), so it is the one
+	// the name names.
+	if w.f != nil {
+		if cur, err := w.f.Stat(); err == nil && linked(cur) {
+			return w.f, true, nil
+		}
+	}
 	name := w.path + "-wal"
 	info, err := os.Stat(name)
 	if errors.Is(err, fs.ErrNotExist) {
