@@ -682,7 +682,7 @@ func (r *Runtime) answerWarm(ctx context.Context, c net.Conn, o WarmOptions) (st
 	ectx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	rs := Responder{Dialect: d, Answer: func(ctx context.Context, ev Event) Answer { return r.Handle(ctx, d, ev) },
-		Log: r.log, Who: "attune hook serve " + d.Name(), Timeout: o.Timeout}
+		Log: r.log, Who: "attune hook serve " + d.Name(), Timeout: o.Timeout, Go: r.Go}
 	out, err := json.Marshal(rs.Decide(ectx, ev))
 	if err != nil {
 		out, _ = json.Marshal(Failure(ev, fmt.Errorf("the answer does not encode: %v", err), false))
