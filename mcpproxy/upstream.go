@@ -47,9 +47,9 @@ func (e *UpstreamError) Unwrap() error { return e.Err }
 // the answer first, in the read loop, so that what the upstream sends after
 // it reaches the client after it too; it reports whether it sent it on.
 type pending struct {
-	ch       chan *response
-	relay    func(*response) bool
-	relayed  bool
+	ch      chan *response
+	relay   func(*response) bool
+	relayed bool
 	// early, when set, sees the answer in the read loop before the caller
 	// gets it, which it still does (callEarly)
 	early    func(*response)
