@@ -104,9 +104,14 @@ func openTurn(b *testing.B, cfg string, calls int) {
 // BenchmarkHookOpenTurn: a PreToolUse + PostToolUse pair, each event in a
 // runtime of its own (built, run and closed as a hook process does; one Lua
 // guard, the SQLite store), in a fresh turn and after 4,000 events in the
-// same open turn: the long turn costs what the fresh one does:
+// same open turn: the long turn costs what the fresh one does. Each store
+// open rebuilds SQLite's WAL index from the WAL's valid frames, which grow
+// to the 256-page checkpoint and start again (about 100 pairs): a run
+// shorter than a few such cycles measures where in the cycle each case
+// began (the long turn's setup leaves a full WAL, a fresh one an empty
+// one), not the turn's length, so run at least 300 pairs:
 //
-//	go test ./hook -run XXX -bench HookOpenTurn -benchtime 30x -count 3
+//	go test ./hook -run XXX -bench HookOpenTurn -benchtime 300x -count 3
 func BenchmarkHookOpenTurn(b *testing.B) {
 	for _, events := range []int{0, 4000} {
 		b.Run(fmt.Sprintf("events=%d", events), func(b *testing.B) {
