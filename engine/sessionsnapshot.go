@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/attune-dev/attune/internal/jsonscan"
@@ -222,63 +221,11 @@ func readState(data []byte, st *turnState) bool {
 	if ok, _ := jsonscan.Members(data, fields[:], out[:], jsonscan.Options{}); !ok {
 		return false
 	}
-	return stateInt(out[0], &st.V) && stateInt64(out[1], &st.Seq) && stateString(out[2], &st.Sum) &&
-		stateInt(out[3], &st.Turn) && stateInt(out[4], &st.Round) && stateBool(out[5], &st.InTurn) &&
-		stateBool(out[6], &st.InRound) && stateInt(out[7], &st.Gen) && stateBool(out[8], &st.Activated) &&
-		stateAny(out[9], &st.Input) && stateBool(out[10], &st.Fresh) && stateString(out[11], &st.TurnPin) &&
+	return jsonscan.IntoInt(out[0], &st.V) && jsonscan.IntoInt64(out[1], &st.Seq) && jsonscan.IntoString(out[2], &st.Sum) &&
+		jsonscan.IntoInt(out[3], &st.Turn) && jsonscan.IntoInt(out[4], &st.Round) && jsonscan.IntoBool(out[5], &st.InTurn) &&
+		jsonscan.IntoBool(out[6], &st.InRound) && jsonscan.IntoInt(out[7], &st.Gen) && jsonscan.IntoBool(out[8], &st.Activated) &&
+		jsonscan.IntoAny(out[9], &st.Input) && jsonscan.IntoBool(out[10], &st.Fresh) && jsonscan.IntoString(out[11], &st.TurnPin) &&
 		stateBook(out[12], &st.Book) && stateList(out[13], &st.Open)
-}
-
-func stateString(raw []byte, dst *string) bool {
-	if raw == nil || string(raw) == "null" {
-		return true
-	}
-	s, ok := jsonscan.PlainString(raw)
-	*dst = s
-	return ok
-}
-
-func stateInt64(raw []byte, dst *int64) bool {
-	if raw == nil || string(raw) == "null" {
-		return true
-	}
-	for k, c := range raw { // an integer as JSON writes one (the scanner checked its grammar)
-		if (c < '0' || c > '9') && (k > 0 || c != '-') {
-			return false
-		}
-	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	*dst = n
-	return err == nil
-}
-
-func stateInt(raw []byte, dst *int) bool {
-	n := int64(*dst)
-	ok := stateInt64(raw, &n) && n == int64(int(n))
-	*dst = int(n)
-	return ok
-}
-
-func stateBool(raw []byte, dst *bool) bool {
-	switch string(raw) {
-	case "", "null":
-	case "true":
-		*dst = true
-	case "false":
-		*dst = false
-	default:
-		return false
-	}
-	return true
-}
-
-func stateAny(raw []byte, dst *any) bool {
-	if raw == nil {
-		return true
-	}
-	v, _, err := jsonscan.Decode(raw, jsonscan.Options{})
-	*dst = v
-	return err == nil
 }
 
 // stateBook reads a notebook with nothing but its seq itself, and leaves
@@ -290,7 +237,7 @@ func stateBook(raw []byte, dst *session.BookState) bool {
 	fields := [...]string{"seq", "existed", "placed", "live"}
 	var out [len(fields)][]byte
 	if ok, _ := jsonscan.Members(raw, fields[:], out[:], jsonscan.Options{}); ok && out[1] == nil && out[2] == nil && out[3] == nil {
-		return stateInt(out[0], &dst.Seq)
+		return jsonscan.IntoInt(out[0], &dst.Seq)
 	}
 	return json.Unmarshal(raw, dst) == nil
 }

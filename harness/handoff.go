@@ -362,7 +362,7 @@ func readReply(line []byte) (warmReply, error) {
 	fields := [...]string{"ok", "why", "ident", "size"}
 	var out [len(fields)][]byte
 	if ok, _ := jsonscan.Members(line, fields[:], out[:], jsonscan.Options{}); ok &&
-		scanBool(out[0], &rep.OK) && scanString(out[1], &rep.Why) && scanString(out[2], &rep.Ident) && scanInt(out[3], &rep.Size) {
+		jsonscan.IntoBool(out[0], &rep.OK) && jsonscan.IntoString(out[1], &rep.Why) && jsonscan.IntoString(out[2], &rep.Ident) && jsonscan.IntoInt(out[3], &rep.Size) {
 		return rep, nil
 	}
 	rep = warmReply{}
@@ -376,9 +376,9 @@ func readAnswer(data []byte) (Answer, error) {
 	fields := [...]string{"Decision", "Reason", "UpdatedInput", "Context", "SystemMessage", "Halt", "StopReason", "UpdatedOutput", "HasOutput"}
 	var out [len(fields)][]byte
 	if ok, _ := jsonscan.Members(data, fields[:], out[:], jsonscan.Options{}); ok &&
-		scanString(out[0], &a.Decision) && scanString(out[1], &a.Reason) && scanMap(out[2], &a.UpdatedInput) &&
-		scanString(out[3], &a.Context) && scanString(out[4], &a.SystemMessage) && scanBool(out[5], &a.Halt) &&
-		scanString(out[6], &a.StopReason) && scanAny(out[7], &a.UpdatedOutput) && scanBool(out[8], &a.HasOutput) {
+		jsonscan.IntoString(out[0], &a.Decision) && jsonscan.IntoString(out[1], &a.Reason) && scanMap(out[2], &a.UpdatedInput) &&
+		jsonscan.IntoString(out[3], &a.Context) && jsonscan.IntoString(out[4], &a.SystemMessage) && jsonscan.IntoBool(out[5], &a.Halt) &&
+		jsonscan.IntoString(out[6], &a.StopReason) && jsonscan.IntoAny(out[7], &a.UpdatedOutput) && jsonscan.IntoBool(out[8], &a.HasOutput) {
 		return a, nil
 	}
 	a = Answer{}
@@ -386,56 +386,8 @@ func readAnswer(data []byte) (Answer, error) {
 	return a, err
 }
 
-// The members' readers: absent or null leave the field as it is, as
+// scanMap reads a map member: absent or null leave the field as it is, as
 // encoding/json does; false where encoding/json is to decide.
-
-func scanString(raw []byte, dst *string) bool {
-	if raw == nil || string(raw) == "null" {
-		return true
-	}
-	if s, ok := jsonscan.PlainString(raw); ok {
-		*dst = s
-		return true
-	}
-	return false
-}
-
-func scanBool(raw []byte, dst *bool) bool {
-	switch string(raw) {
-	case "", "null":
-	case "true":
-		*dst = true
-	case "false":
-		*dst = false
-	default:
-		return false
-	}
-	return true
-}
-
-func scanInt(raw []byte, dst *int) bool {
-	if raw == nil || string(raw) == "null" {
-		return true
-	}
-	for k, c := range raw { // an integer as JSON writes one (the scanner checked its grammar)
-		if (c < '0' || c > '9') && (k > 0 || c != '-') {
-			return false
-		}
-	}
-	n, err := strconv.Atoi(string(raw))
-	*dst = n
-	return err == nil
-}
-
-func scanAny(raw []byte, dst *any) bool {
-	if raw == nil {
-		return true
-	}
-	v, _, err := jsonscan.Decode(raw, jsonscan.Options{})
-	*dst = v
-	return err == nil
-}
-
 func scanMap(raw []byte, dst *map[string]any) bool {
 	if raw == nil || string(raw) == "null" {
 		return true

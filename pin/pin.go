@@ -247,7 +247,7 @@ func Load(ctx context.Context, st store.Store, instance string) (*Pin, error) {
 func readPin(data []byte, p *Pin) bool {
 	fields := [...]string{"bot", "programs", "commands"}
 	var out [len(fields)][]byte
-	if ok, _ := jsonscan.Members(data, fields[:], out[:], jsonscan.Options{}); !ok || !pinString(out[0], &p.Bot) {
+	if ok, _ := jsonscan.Members(data, fields[:], out[:], jsonscan.Options{}); !ok || !jsonscan.IntoString(out[0], &p.Bot) {
 		return false
 	}
 	progFields := [...]string{"name", "file", "pack", "pack_id", "sha256", "config"}
@@ -257,25 +257,16 @@ func readPin(data []byte, p *Pin) bool {
 		if ok, _ := jsonscan.Members(raw, progFields[:], m[:], jsonscan.Options{}); !ok {
 			return false
 		}
-		return pinString(m[0], &pr.Name) && pinString(m[1], &pr.File) && pinString(m[2], &pr.Pack) &&
-			pinString(m[3], &pr.PackID) && pinString(m[4], &pr.SHA256) && pinString(m[5], &pr.Config)
+		return jsonscan.IntoString(m[0], &pr.Name) && jsonscan.IntoString(m[1], &pr.File) && jsonscan.IntoString(m[2], &pr.Pack) &&
+			jsonscan.IntoString(m[3], &pr.PackID) && jsonscan.IntoString(m[4], &pr.SHA256) && jsonscan.IntoString(m[5], &pr.Config)
 	})
 	return ok && pinList(out[2], &p.Commands, func(raw []byte, c *Command) bool {
 		var m [len(cmdFields)][]byte
 		if ok, _ := jsonscan.Members(raw, cmdFields[:], m[:], jsonscan.Options{}); !ok {
 			return false
 		}
-		return pinString(m[0], &c.Name) && pinString(m[1], &c.File) && pinString(m[2], &c.Pack) && pinString(m[3], &c.SHA256)
+		return jsonscan.IntoString(m[0], &c.Name) && jsonscan.IntoString(m[1], &c.File) && jsonscan.IntoString(m[2], &c.Pack) && jsonscan.IntoString(m[3], &c.SHA256)
 	})
-}
-
-func pinString(raw []byte, dst *string) bool {
-	if raw == nil || string(raw) == "null" {
-		return true
-	}
-	s, ok := jsonscan.PlainString(raw)
-	*dst = s
-	return ok
 }
 
 // pinList reads a list of objects, each with one; absent or null leave

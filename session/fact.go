@@ -2,7 +2,6 @@ package session
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/attune-dev/attune/internal/jsonscan"
 )
@@ -38,47 +37,9 @@ func readFact(data []byte, f *Fact) bool {
 		return false
 	}
 	var status string
-	ok := factString(out[0], &f.Type) && factInt(out[1], &f.Round) && factString(out[2], &status) &&
-		factBool(out[3], &f.Continue) && factBool(out[4], &f.HostContinue) && factString(out[5], &f.CallID) &&
-		factString(out[6], &f.Key) && factString(out[7], &f.ID) && factInt(out[8], &f.Gen)
+	ok := jsonscan.IntoString(out[0], &f.Type) && jsonscan.IntoInt(out[1], &f.Round) && jsonscan.IntoString(out[2], &status) &&
+		jsonscan.IntoBool(out[3], &f.Continue) && jsonscan.IntoBool(out[4], &f.HostContinue) && jsonscan.IntoString(out[5], &f.CallID) &&
+		jsonscan.IntoString(out[6], &f.Key) && jsonscan.IntoString(out[7], &f.ID) && jsonscan.IntoInt(out[8], &f.Gen)
 	f.Status = Status(status)
 	return ok
-}
-
-// factString reads a member of a string field: absent or null leave it
-// as it is, as encoding/json does.
-func factString(raw []byte, dst *string) bool {
-	if raw == nil || string(raw) == "null" {
-		return true
-	}
-	s, ok := jsonscan.PlainString(raw)
-	*dst = s
-	return ok
-}
-
-func factInt(raw []byte, dst *int) bool {
-	if raw == nil || string(raw) == "null" {
-		return true
-	}
-	for k, c := range raw { // an integer as JSON writes one (the scanner checked its grammar)
-		if (c < '0' || c > '9') && (k > 0 || c != '-') {
-			return false
-		}
-	}
-	n, err := strconv.Atoi(string(raw))
-	*dst = n
-	return err == nil
-}
-
-func factBool(raw []byte, dst *bool) bool {
-	switch string(raw) {
-	case "", "null":
-	case "true":
-		*dst = true
-	case "false":
-		*dst = false
-	default:
-		return false
-	}
-	return true
 }
