@@ -98,10 +98,6 @@ func TestCheckoutsShareOwnersSQLite(t *testing.T) {
 	sharedCheckouts(t, "sqlite:"+filepath.Join(t.TempDir(), "shared.db"))
 }
 
-func TestCheckoutsShareOwnersPostgres(t *testing.T) {
-	sharedCheckouts(t, pgTestSchema(t))
-}
-
 // A claim recorded before packs had identities names the pack's path: the
 // program of the same name claims it again under its pack's identity, and
 // another program is still refused.

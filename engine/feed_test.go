@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/attune-dev/attune/config"
-	"github.com/attune-dev/attune/internal/pgtest"
 	"github.com/attune-dev/attune/store"
 )
 
@@ -185,26 +184,4 @@ func TestSubscriptionsAcrossEnginesMemory(t *testing.T) {
 func TestSubscriptionsAcrossEnginesSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	feedAcross(t, "sqlite:"+path, "sqlite:"+path, nil, nil)
-}
-
-// R5.8: two PostgreSQL stores on one database.
-func TestSubscriptionsAcrossEnginesPostgres(t *testing.T) {
-	u := pgTestSchema(t)
-	feedAcross(t, u, u, nil, nil)
-}
-
-// R5.8: the server restarts and then is killed (SIGKILL of the postmaster)
-// while the engines write: the feed reconnects and reads back from the log
-// what it missed, and no action is seen twice.
-func TestSubscriptionsAcrossPostgresRestart(t *testing.T) {
-	srv := pgtest.New(t)
-	feedAcross(t, srv.URL(), srv.URL(), nil, func() {
-		srv.Restart()
-	})
-	srv2 := pgtest.New(t)
-	feedAcross(t, srv2.URL(), srv2.URL(), nil, func() {
-		srv2.Kill()
-		time.Sleep(300 * time.Millisecond)
-		srv2.Start()
-	})
 }

@@ -2,15 +2,9 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"path/filepath"
 	"testing"
 	"testing/fstest"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/attune-dev/attune/config"
 	"github.com/attune-dev/attune/pin"
@@ -71,52 +65,4 @@ func TestTwoHostsSQLite(t *testing.T) {
 		}
 		return st
 	})
-}
-
-// R5.10: a server store (PostgreSQL) serves several hosts sharing project
-// owners; run when ATTUNE_TEST_POSTGRES names a database (.ci/postgres.sh).
-func TestTwoHostsPostgres(t *testing.T) {
-	ctx := context.Background()
-	target := pgTestSchema(t)
-	twoHosts(t, func() store.Store {
-		st, err := store.OpenPostgres(ctx, target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	})
-}
-
-// pgTestSchema returns the postgres:// URL of ATTUNE_TEST_POSTGRES's
-// database with a fresh schema, dropped at the end, as its search_path.
-// Without ATTUNE_TEST_POSTGRES the test is skipped, except under CI.
-func pgTestSchema(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv("ATTUNE_TEST_POSTGRES")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ATTUNE_TEST_POSTGRES is not set under CI: .ci/run must start PostgreSQL with .ci/postgres.sh; the PostgreSQL store is never skipped there")
-		}
-		t.Skip("ATTUNE_TEST_POSTGRES is not set; eval \"$(bash .ci/postgres.sh)\" starts a server")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "attune_engine_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); conn.Close(ctx) })
-	u, err := url.Parse(base)
-	if err != nil || u.Scheme == "" {
-		t.Fatalf("ATTUNE_TEST_POSTGRES: want a postgres:// URL, have %q", base)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }

@@ -39,15 +39,6 @@ func BenchmarkAppendMemory(b *testing.B) {
 	benchAppend(b, store.NewMemory())
 }
 
-func BenchmarkAppendPostgres(b *testing.B) {
-	s, err := store.OpenPostgres(context.Background(), postgresSchema(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	benchAppend(b, s)
-}
-
 // BenchmarkReadSQLite reads 100 entries from the middle of a log of 10000:
 // what folding a slice of an owner log costs.
 func BenchmarkReadSQLite(b *testing.B) {

@@ -22,7 +22,7 @@ import (
 
 // Run runs the conformance suite, one subtest per part of the contract.
 // open must return a new, empty store each time it is called; it may call
-// t.Skip or t.Fatal.
+// t.Fatal.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	for _, tc := range []struct {
 		name string
