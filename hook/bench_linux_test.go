@@ -5,18 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
-
-// fdatasync flushes f's data as the store's WAL flush does.
-func fdatasync(f *os.File) error {
-	for {
-		if err := syscall.Fdatasync(int(f.Fd())); err != syscall.EINTR {
-			return err
-		}
-	}
-}
 
 // processCPU is the CPU time process pid has run so far, summed over its
 // threads (the first field of each thread's schedstat, in nanoseconds).

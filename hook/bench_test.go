@@ -189,15 +189,13 @@ func BenchmarkHookProcessScheme(b *testing.B) {
 // (pre); a PostToolUse after 10 and after 10,000 calls in the open turn
 // (post/calls=N, its median as post-p50-ns, and the CPU the server spent
 // on each PreToolUse + PostToolUse pair as serve-cpu-ns/pair where the
-// platform tells it), which a warm instance answers at the same cost; the floor of the transport, a trivial HTTP server
-// reading the same event and answering {} (echo); and the floor of the
-// durable write every PostToolUse makes before its answer (one fdatasync
-// of the WAL, docs/storage.md), 4 KiB written and flushed in the
-// benchmark's temporary folder, where the store is (fdatasync/append: the
-// file grows; fdatasync/overwrite: its first 1 MiB rewritten in turn, as
-// a WAL restarted after a checkpoint is), its median as post-p50-ns too:
+// platform tells it), which a warm instance answers at the same cost; and
+// the floor of the transport, a trivial HTTP server reading the same event
+// and answering {} (echo). The floor of the durable write every
+// PostToolUse makes before its answer (one fdatasync of the WAL,
+// docs/storage.md) is store's BenchmarkFdatasync, run in the same command:
 //
-//	go test ./hook -run XXX -bench 'HookServe$' -benchtime 300x -count 3
+//	go test ./hook ./store -run XXX -bench 'HookServe$|Fdatasync' -benchtime 300x -count 3
 func BenchmarkHookServe(b *testing.B) {
 	b.Run("pre", func(b *testing.B) {
 		cfg := benchProject(b, `"g"`, map[string]string{"g.lua": luaGuard})
@@ -252,44 +250,6 @@ func BenchmarkHookServe(b *testing.B) {
 		b.StopTimer()
 		reportP50(b, "post-p50-ns", lat)
 	})
-	for _, mode := range []string{"append", "overwrite"} {
-		b.Run("fdatasync/"+mode, func(b *testing.B) {
-			f, err := os.OpenFile(filepath.Join(b.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o600)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
-			page := make([]byte, 4<<10)
-			const pages = 256
-			if mode == "overwrite" {
-				for range pages {
-					f.Write(page)
-				}
-				if err := fdatasync(f); err != nil {
-					b.Fatal(err)
-				}
-			}
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for k := range b.N {
-				t0 := time.Now()
-				if mode == "append" {
-					_, err = f.Write(page)
-				} else {
-					_, err = f.WriteAt(page, int64(k%pages)*int64(len(page)))
-				}
-				if err == nil {
-					err = fdatasync(f)
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(t0))
-			}
-			b.StopTimer()
-			reportP50(b, "post-p50-ns", lat)
-		})
-	}
 }
 
 const luaGuard = `
