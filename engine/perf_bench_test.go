@@ -48,43 +48,29 @@ const otherGuard = `guard.tool("other/*", function(c, invoke) return invoke() en
 // once, each in its own turn).
 func BenchmarkToolInTurn(b *testing.B) {
 	ctx := context.Background()
-	b.Run("memory", func(b *testing.B) {
-		e := benchToolEngine(b, store.NewMemory(), map[string]string{"g.lua": otherGuard})
-		i := start(b, e, "bench", "main")
-		if _, err := i.BeginTurn(ctx, TurnInput{}); err != nil {
-			b.Fatal(err)
-		}
-		call := ToolCall{Path: "fs/read", Args: "x"}
-		b.ReportAllocs()
-		for b.Loop() {
-			if i.Tool(ctx, call).Status != StatusOK {
-				b.Fatal("not ok")
+	inTurn := func(guard string) func(b *testing.B) {
+		return func(b *testing.B) {
+			e := benchToolEngine(b, store.NewMemory(), map[string]string{"g.lua": guard})
+			i := start(b, e, "bench", "main")
+			if _, err := i.BeginTurn(ctx, TurnInput{}); err != nil {
+				b.Fatal(err)
+			}
+			call := ToolCall{Path: "fs/read", Args: "x"}
+			b.ReportAllocs()
+			for b.Loop() {
+				if i.Tool(ctx, call).Status != StatusOK {
+					b.Fatal("not ok")
+				}
+			}
+			b.StopTimer()
+			if _, err := i.EndTurn(ctx); err != nil {
+				b.Fatal(err)
 			}
 		}
-		b.StopTimer()
-		if _, err := i.EndTurn(ctx); err != nil {
-			b.Fatal(err)
-		}
-	})
+	}
+	b.Run("memory", inTurn(otherGuard))
 	// a call one guard judges, journaled with its verdict
-	b.Run("memory-guarded", func(b *testing.B) {
-		e := benchToolEngine(b, store.NewMemory(), map[string]string{"g.lua": `guard.tool("fs/read", function(c, invoke) return invoke() end)`})
-		i := start(b, e, "bench", "main")
-		if _, err := i.BeginTurn(ctx, TurnInput{}); err != nil {
-			b.Fatal(err)
-		}
-		call := ToolCall{Path: "fs/read", Args: "x"}
-		b.ReportAllocs()
-		for b.Loop() {
-			if i.Tool(ctx, call).Status != StatusOK {
-				b.Fatal("not ok")
-			}
-		}
-		b.StopTimer()
-		if _, err := i.EndTurn(ctx); err != nil {
-			b.Fatal(err)
-		}
-	})
+	b.Run("memory-guarded", inTurn(`guard.tool("fs/read", function(c, invoke) return invoke() end)`))
 	b.Run("sqlite-8", func(b *testing.B) {
 		e := benchToolEngine(b, openBenchSQLite(b), map[string]string{"g.lua": otherGuard})
 		insts := make(chan *Instance, 64)
